@@ -1,0 +1,275 @@
+//! Next-word decisions: completions of the word being typed and the word after it, found by a
+//! constrained beam search over the model's tokens (token healing: the search backs off to
+//! the start of the word and only follows tokens consistent with the typed characters).
+
+use laya_model::{KvCache, Model};
+use laya_text::{is_word, is_word_char, split_at_cursor};
+
+use crate::{DecideError, Result};
+
+/// Beam width and the longest word, in tokens, the search follows.
+const BEAM: usize = 8;
+const MAX_WORD_TOKENS: usize = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SuggestionKind {
+    /// Finishes the word the cursor is in ("Par" -> "is").
+    CompleteWord,
+    /// The next word (" Paris" after "is").
+    NextWord,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Suggestion {
+    /// What to insert at the cursor.
+    pub insert: String,
+    /// The whole word the suggestion ends in.
+    pub word: String,
+    /// Log-probability of this continuation given the text as typed.
+    pub logprob: f32,
+    pub kind: SuggestionKind,
+}
+
+/// Decoded text of every token, and which tokens start at a word boundary; computed once
+/// per model because the search consults them for every token of every step.
+pub struct Vocab {
+    texts: Vec<String>,
+    boundary: Vec<bool>,
+}
+
+impl Vocab {
+    pub fn new(model: &Model) -> Result<Self> {
+        let n = model.config.vocab;
+        let tok = &model.tokenizer;
+        let mut texts = Vec::with_capacity(n);
+        for id in 0..n as u32 {
+            // Ids past the tokenizer (padded vocabularies) and control tokens never match text.
+            let t = if (id as usize) < tok.vocab_size() && !tok.is_special(id) {
+                tok.token_text(id).map_err(DecideError::Model)?
+            } else {
+                String::new()
+            };
+            texts.push(t);
+        }
+        // A token ends the word before it if it starts with anything but a word char
+        // (space, punctuation, newline) or is a control token such as end-of-text.
+        let boundary = texts
+            .iter()
+            .enumerate()
+            .map(|(id, t)| match t.chars().next() {
+                Some(c) => !is_word_char(c) && c != '\u{FFFD}',
+                None => tok.is_special(id as u32),
+            })
+            .collect();
+        Ok(Self { texts, boundary })
+    }
+}
+
+#[derive(Clone)]
+struct Beam {
+    tokens: Vec<u32>,
+    text: String,
+    logprob: f32,
+}
+
+/// Whether `tok` may follow `so_far` in a word that must start with `typed`: before `typed` is
+/// covered the text must agree with it; after, only word characters may follow, and the word
+/// may start with one space when nothing was typed.
+fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
+    if tok.is_empty() || tok.contains('\u{FFFD}') {
+        return false;
+    }
+    if so_far.len() < typed.len() {
+        // Still covering what was typed (`so_far` is a prefix of `typed`).
+        let need = &typed[so_far.len()..];
+        return if tok.len() <= need.len() {
+            need.starts_with(tok)
+        } else {
+            tok.starts_with(need) && is_word(&tok[need.len()..])
+        };
+    }
+    if so_far.is_empty() && typed.is_empty() {
+        return is_word(tok.strip_prefix(' ').unwrap_or(tok));
+    }
+    is_word(tok)
+}
+
+/// Searches the words that can follow `cache`'s context and start with `typed`; returns them
+/// with log P(word, then a boundary | context), best first.
+fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize) -> Result<Vec<Beam>> {
+    let mut fork = cache.fork();
+    let mut logprobs = vec![model.next_logprobs(cache)?];
+    let mut live = vec![Beam { tokens: vec![], text: String::new(), logprob: 0.0 }];
+    let mut finished: Vec<Beam> = Vec::new();
+    for step in 0..=MAX_WORD_TOKENS {
+        let mut next: Vec<(usize, u32, f32)> = Vec::new();
+        for (b, beam) in live.iter().enumerate() {
+            let lp = &logprobs[b];
+            let word = beam.text.len() >= typed.len() && beam.text.trim_start_matches(' ').chars().any(is_word_char);
+            if word {
+                // P(the word ends here) = mass of the tokens that start a new word.
+                let end: f32 = lp.iter().zip(&vocab.boundary).filter(|(_, &e)| e).map(|(p, _)| p.exp()).sum();
+                if end > 0.0 {
+                    finished.push(Beam { logprob: beam.logprob + end.ln(), ..beam.clone() });
+                }
+            }
+            if step == MAX_WORD_TOKENS {
+                continue;
+            }
+            for (id, text) in vocab.texts.iter().enumerate() {
+                let p = lp[id];
+                if p > -25.0 && allowed(&beam.text, text, typed) {
+                    next.push((b, id as u32, beam.logprob + p));
+                }
+            }
+        }
+        if next.is_empty() || step == MAX_WORD_TOKENS {
+            break;
+        }
+        next.sort_by(|a, b| b.2.total_cmp(&a.2));
+        // Stop when no live hypothesis can beat the n-th finished word any more.
+        finished.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+        let bar = finished.get(n.saturating_sub(1)).map_or(f32::NEG_INFINITY, |b| b.logprob);
+        next.retain(|e| e.2 > bar);
+        next.truncate(BEAM);
+        if next.is_empty() {
+            break;
+        }
+        let parents: Vec<u32> = next.iter().map(|e| e.0 as u32).collect();
+        if fork.rows() > 1 {
+            fork.select_rows(&parents)?;
+        }
+        let tokens: Vec<u32> = next.iter().map(|e| e.1).collect();
+        let lp = model.step(&mut fork, &tokens)?;
+        let lp = lp.as_slice::<f32>();
+        let v = model.config.vocab;
+        logprobs = (0..next.len()).map(|r| lp[r * v..(r + 1) * v].to_vec()).collect();
+        live = next
+            .iter()
+            .map(|&(b, id, logprob)| {
+                let parent = &live[b];
+                let mut tokens = parent.tokens.clone();
+                tokens.push(id);
+                Beam { tokens, text: format!("{}{}", parent.text, vocab.texts[id as usize]), logprob }
+            })
+            .collect();
+    }
+    finished.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+    finished.dedup_by(|a, b| a.text == b.text);
+    finished.truncate(n);
+    Ok(finished)
+}
+
+/// log(sum(exp(x)))
+fn log_sum_exp(xs: impl Iterator<Item = f32>) -> f32 {
+    let v: Vec<f32> = xs.collect();
+    let m = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if m == f32::NEG_INFINITY {
+        return m;
+    }
+    m + v.iter().map(|x| (x - m).exp()).sum::<f32>().ln()
+}
+
+/// The `n` most likely continuations of `text` (the text before the cursor): completions of
+/// the word being typed, and — when the typed word is likely complete, or nothing is typed —
+/// the next word. `cache` is brought to the text's context and can be reused by the caller
+/// for the next keystroke.
+pub fn complete(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n: usize) -> Result<Vec<Suggestion>> {
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    let split = split_at_cursor(text);
+    // `typed`: what the next word must start with; `shown`: how much of it is already on screen.
+    let next_word = |cache: &mut KvCache, context: &str, typed: &str, shown: usize, prior: f32| -> Result<Vec<Suggestion>> {
+        let ids = model.tokenizer.encode(context).map_err(DecideError::Model)?;
+        if ids.is_empty() {
+            return Err(DecideError::Input("there is no text to continue".into()));
+        }
+        model.prefill(cache, &ids).map_err(DecideError::Model)?;
+        Ok(search(model, vocab, cache, typed, n)?
+            .into_iter()
+            .map(|b| Suggestion {
+                word: b.text.trim_start().to_string(),
+                insert: b.text[shown..].to_string(),
+                logprob: prior + b.logprob,
+                kind: SuggestionKind::NextWord,
+            })
+            .collect())
+    };
+    if split.word.is_empty() {
+        // After a space or punctuation: the next word, with what is typed (" " or "") as its start.
+        let mut out = next_word(cache, split.context, split.typed, split.typed.len(), 0.0)?;
+        normalize(&mut out);
+        return Ok(out);
+    }
+    // Inside a word: complete it. Its probabilities are relative to the typed characters.
+    let ids = model.tokenizer.encode(split.context).map_err(DecideError::Model)?;
+    let words = if ids.is_empty() {
+        vec![] // a word at the very start of the text: no context to heal against
+    } else {
+        model.prefill(cache, &ids).map_err(DecideError::Model)?;
+        search(model, vocab, cache, split.typed, n + 1)?
+    };
+    let total = log_sum_exp(words.iter().map(|b| b.logprob));
+    let mut out: Vec<Suggestion> = Vec::new();
+    let mut complete_as_typed = if words.is_empty() { 0.0 } else { f32::NEG_INFINITY };
+    for b in &words {
+        let logprob = b.logprob - total;
+        if b.text == split.typed {
+            complete_as_typed = logprob;
+        } else {
+            out.push(Suggestion {
+                insert: b.text[split.typed.len()..].to_string(),
+                word: b.text.trim_start().to_string(),
+                logprob,
+                kind: SuggestionKind::CompleteWord,
+            });
+        }
+    }
+    // The word may already be whole ("is"): then the next word is a suggestion too, weighted
+    // by how likely the word is to end here.
+    if complete_as_typed > f32::NEG_INFINITY {
+        out.extend(next_word(cache, text, " ", 0, complete_as_typed)?);
+    }
+    normalize(&mut out);
+    out.truncate(n);
+    Ok(out)
+}
+
+fn normalize(out: &mut [Suggestion]) {
+    out.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::allowed;
+
+    #[test]
+    fn tokens_must_agree_with_what_was_typed() {
+        assert!(allowed("", " Par", " Par"));
+        assert!(allowed("", " Pa", " Par"));
+        assert!(allowed(" Pa", "ris", " Par"));
+        assert!(allowed("", " Paris", " Par"));
+        assert!(!allowed("", " Pet", " Par"));
+        assert!(!allowed("", " Par,", " Par"));
+        assert!(!allowed("", "Paris", " Par"));
+    }
+
+    #[test]
+    fn after_the_typed_part_only_word_chars_follow() {
+        assert!(allowed(" Par", "is", " Par"));
+        assert!(!allowed(" Par", " is", " Par"));
+        assert!(!allowed(" Par", ".", " Par"));
+    }
+
+    #[test]
+    fn a_next_word_may_start_with_one_space_when_nothing_was_typed() {
+        assert!(allowed("", " The", ""));
+        assert!(allowed("", "The", ""));
+        assert!(!allowed("", "  The", ""));
+        assert!(!allowed("", " (", ""));
+        assert!(allowed("", " The", " "));
+        assert!(!allowed("", "The", " "));
+        assert!(allowed(" The", "re", ""));
+    }
+}

@@ -1,0 +1,40 @@
+//! The command-line subcommands, one file each, and what they share: loading the model with
+//! a clear error, timing, and writing to stdout.
+
+pub mod complete;
+pub mod doctor;
+pub mod rank;
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::Context;
+use laya_model::Model;
+
+use crate::ModelArgs;
+
+/// Loads the model the arguments name (or the default), saying which one failed and why.
+pub fn load_model(args: &ModelArgs) -> anyhow::Result<(Model, f64)> {
+    let path = laya_model::resolve_model_path(args.model.as_deref())?;
+    let start = Instant::now();
+    let model = Model::load(&path).with_context(|| format!("loading the model {}", path.display()))?;
+    Ok((model, ms(start)))
+}
+
+pub fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+/// Writes `s` and a newline to stdout; a closed pipe (`laya ... | head`) is not an error.
+pub fn out(s: &str) -> anyhow::Result<()> {
+    let mut o = std::io::stdout().lock();
+    match writeln!(o, "{s}") {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// `text` with control characters made visible, for one-line display.
+pub fn visible(text: &str) -> String {
+    text.escape_debug().to_string()
+}

@@ -1,0 +1,24 @@
+//! Laya's engine: loads a 4-bit language model through MLX (GGUF files and mlx-lm folders),
+//! runs its forward pass over a KV cache that reuses prefixes, and answers "what are the
+//! next-token log-probs after this text" and "how likely is each of these continuations".
+//!
+//! No LSP, no decisions: those live in `laya-decide` and `laya` (lsp), which depend on this.
+
+mod cache;
+mod config;
+mod error;
+pub mod gguf;
+mod model;
+mod paths;
+mod runtime;
+mod safetensors_check;
+mod tokenizer;
+mod weights;
+
+pub use cache::KvCache;
+pub use config::{Arch, ModelConfig, Rope};
+pub use error::{ModelError, Result};
+pub use model::{CandidateScore, Format, Model, ModelInfo, Prefill};
+pub use paths::{default_model_path, resolve_model_path, DEFAULT_MODEL_FILE};
+pub use runtime::{device_name, mlx_version};
+pub use tokenizer::Tokenizer;

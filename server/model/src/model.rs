@@ -1,0 +1,365 @@
+//! A loaded model — config, weights, tokenizer — and its forward pass over a KV cache: the
+//! Llama block (with Qwen2's q/k/v biases and Qwen3's q/k norms), prefill that reuses the
+//! cached prefix, next-token log-probs, and batched scoring of candidate continuations.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
+use mlx_rs::ops::indexing::TryIndexOp;
+use mlx_rs::{nn, ops, Array, Dtype};
+
+use crate::cache::KvCache;
+use crate::config::ModelConfig;
+use crate::error::{ModelError, Result};
+use crate::tokenizer::Tokenizer;
+use crate::weights::{Loader, Weights, GGUF_NAMES, MLX_LM_NAMES};
+use crate::{gguf, safetensors_check};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Gguf,
+    MlxLm,
+}
+
+/// Facts about a loaded model, for `laya doctor` and logs.
+#[derive(Debug, Clone)]
+pub struct ModelInfo {
+    pub path: PathBuf,
+    pub format: Format,
+    pub quantization: String,
+    pub weight_bytes: usize,
+    pub load_time: Duration,
+    pub compute_dtype: Dtype,
+}
+
+pub struct Model {
+    pub config: ModelConfig,
+    pub tokenizer: Tokenizer,
+    pub info: ModelInfo,
+    weights: Weights,
+}
+
+/// Log-probs of one candidate continuation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateScore {
+    /// Sum of `per_token`.
+    pub total: f32,
+    /// Natural-log probability of each token given the context and the tokens before it.
+    pub per_token: Vec<f32>,
+}
+
+/// What a prefill did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefill {
+    /// Tokens taken from the cache.
+    pub reused: usize,
+    /// Tokens run through the model.
+    pub computed: usize,
+}
+
+/// The dtype activations use: f32 on the CPU, where MLX's 4-bit kernels are 40x slower with
+/// f16 inputs; the checkpoint's own float type on a GPU.
+fn compute_dtype(checkpoint: Dtype) -> Dtype {
+    match mlx_rs::Device::try_default().and_then(|d| d.get_type()) {
+        Ok(mlx_rs::DeviceType::Gpu) if matches!(checkpoint, Dtype::Float16 | Dtype::Bfloat16) => checkpoint,
+        _ => Dtype::Float32,
+    }
+}
+
+impl Model {
+    /// Loads a GGUF file or an mlx-lm checkpoint folder.
+    pub fn load(path: &Path) -> Result<Self> {
+        let start = Instant::now();
+        let meta = std::fs::metadata(path).map_err(|e| ModelError::io(path, e))?;
+        let (config, tokenizer, weights, format) = if meta.is_dir() {
+            load_mlx_lm(path)?
+        } else {
+            load_gguf(path)?
+        };
+        let info = ModelInfo {
+            path: path.to_path_buf(),
+            format,
+            quantization: weights.describe_quantization(),
+            weight_bytes: weights.nbytes(),
+            load_time: start.elapsed(),
+            compute_dtype: weights.norm.dtype(),
+        };
+        Ok(Model { config, tokenizer, info, weights })
+    }
+
+    fn check_ids(&self, ids: &[u32]) -> Result<()> {
+        match ids.iter().find(|&&id| id as usize >= self.config.vocab) {
+            Some(&id) => Err(ModelError::TokenOutOfRange { id, vocab: self.config.vocab }),
+            None => Ok(()),
+        }
+    }
+
+    /// Runs `batch` (rows of equal length) after what `cache` holds and extends the cache.
+    /// Returns the hidden states after the final norm: [batch, len, hidden].
+    fn hidden(&self, batch: &[Vec<u32>], cache: &mut KvCache) -> Result<Array> {
+        let c = &self.config;
+        let (b, l) = (batch.len() as i32, batch.first().map_or(0, Vec::len) as i32);
+        if b == 0 || l == 0 || batch.iter().any(|r| r.len() != l as usize) {
+            return Err(ModelError::Input("a forward needs a non-empty batch of equal-length rows".into()));
+        }
+        for row in batch {
+            self.check_ids(row)?;
+        }
+        let offset = cache.offset();
+        if offset + l as usize > c.context_len {
+            return Err(ModelError::Input(format!(
+                "{} tokens exceed the model's context of {} tokens",
+                offset + l as usize,
+                c.context_len
+            )));
+        }
+        let (heads, kv_heads, hd) = (c.n_heads as i32, c.n_kv_heads as i32, c.head_dim as i32);
+        let flat: Vec<u32> = batch.iter().flatten().copied().collect();
+        let ids = Array::from_slice(&flat, &[b * l]);
+        let mut x = self.weights.embed.rows(&ids)?.reshape(&[b, l, c.hidden as i32])?; // [b, l, hidden]
+        if x.dtype() != self.info.compute_dtype {
+            x = x.as_dtype(self.info.compute_dtype)?;
+        }
+        cache.layers.resize(c.n_layers, None);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let rope = |a: &Array| -> Result<Array> {
+            let r = &c.rope;
+            Ok(match &self.weights.rope_periods {
+                Some(p) => fast::rope(a, hd, r.traditional, None, r.scale, offset as i32, p)?,
+                None => fast::rope(a, hd, r.traditional, r.base, r.scale, offset as i32, None)?,
+            })
+        };
+        for (layer, slot) in self.weights.layers.iter().zip(cache.layers.iter_mut()) {
+            let h = fast::rms_norm(&x, Some(&layer.attn_norm), c.rms_eps)?;
+            // [b, l, n * hd] -> [b, l, n, hd] (-> per-head norm) -> [b, n, l, hd]
+            let split = |a: Array, n: i32, norm: &Option<Array>| -> Result<Array> {
+                let a = a.reshape(&[b, l, n, hd])?;
+                let a = match norm {
+                    Some(w) => fast::rms_norm(&a, Some(w), c.rms_eps)?,
+                    None => a,
+                };
+                Ok(a.transpose_axes(&[0, 2, 1, 3])?)
+            };
+            let q = rope(&split(layer.q.apply(&h)?, heads, &layer.q_norm)?)?;
+            let k = rope(&split(layer.k.apply(&h)?, kv_heads, &layer.k_norm)?)?;
+            let v = split(layer.v.apply(&h)?, kv_heads, &None)?;
+            let (k, v) = match slot.take() {
+                Some((pk, pv)) => {
+                    // A batch-1 prefix shared by b scoring rows is broadcast, not copied per row.
+                    let grow = |p: Array| -> Result<Array> {
+                        if p.dim(0) == b {
+                            Ok(p)
+                        } else {
+                            Ok(ops::broadcast_to(&p, &[b, kv_heads, offset as i32, hd])?)
+                        }
+                    };
+                    (ops::concatenate(&[grow(pk)?, k], 2)?, ops::concatenate(&[grow(pv)?, v], 2)?)
+                }
+                None => (k, v),
+            };
+            *slot = Some((k.clone(), v.clone()));
+            // Causal with the cache: MLX aligns the mask to the last key (query i sees keys
+            // up to offset + i); a single query sees everything.
+            let mask = (l > 1).then_some(ScaledDotProductAttentionMask::Causal);
+            let a = fast::scaled_dot_product_attention(&q, &k, &v, scale, mask, None)?; // [b, heads, l, hd]
+            let a = a.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, heads * hd])?;
+            x = x.add(layer.o.apply(&a)?)?;
+            let h = fast::rms_norm(&x, Some(&layer.mlp_norm), c.rms_eps)?;
+            let g = nn::silu(layer.gate.apply(&h)?)?.multiply(layer.up.apply(&h)?)?;
+            x = x.add(layer.down.apply(&g)?)?;
+        }
+        cache.tokens.extend_from_slice(&batch[0]);
+        cache.next_logprobs = None;
+        Ok(fast::rms_norm(&x, Some(&self.weights.norm), c.rms_eps)?)
+    }
+
+    fn logits(&self, hidden: &Array) -> Result<Array> {
+        let logits = self.weights.head().apply(hidden)?;
+        Ok(if logits.dtype() == Dtype::Float32 { logits } else { logits.as_dtype(Dtype::Float32)? })
+    }
+
+    /// The model's forward pass: runs `batch` (rows of equal length) after the cached positions
+    /// and returns the logits of every position, [batch, len, vocab] f32. The cache may hold
+    /// one row (shared by all rows of the batch) or as many rows as the batch.
+    pub fn forward(&self, batch: &[Vec<u32>], cache: &mut KvCache) -> Result<Array> {
+        let h = self.hidden(batch, cache)?;
+        let logits = self.logits(&h)?;
+        eval_cache(cache, [&logits])?;
+        Ok(logits)
+    }
+
+    /// Brings `cache` to exactly `tokens`, computing only what differs from what it holds,
+    /// and leaves the next-token log-probs in it.
+    pub fn prefill(&self, cache: &mut KvCache, tokens: &[u32]) -> Result<Prefill> {
+        if tokens.is_empty() {
+            return Err(ModelError::Input("the context is empty: there is nothing to continue".into()));
+        }
+        self.check_ids(tokens)?;
+        if cache.rows() != 1 {
+            cache.clear(); // a scoring fork with many rows: start over with one
+        }
+        let mut reused = cache.trim_to_common_prefix(tokens)?;
+        if reused == tokens.len() {
+            if cache.next_logprobs.is_some() {
+                return Ok(Prefill { reused, computed: 0 });
+            }
+            // Same tokens but the log-probs after them are gone: recompute the last position.
+            reused -= 1;
+            cache.trim(reused)?;
+        }
+        let new = tokens[reused..].to_vec();
+        let h = self.hidden(&[new.clone()], cache)?;
+        let last = h.try_index((0, -1))?; // [hidden]
+        let logits = self.logits(&last)?;
+        let logprobs = logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?; // [vocab]
+        eval_cache(cache, [&logprobs])?;
+        cache.next_logprobs = Some(logprobs);
+        Ok(Prefill { reused, computed: new.len() })
+    }
+
+    /// Appends one token to each row of `cache` (a fork: 1 row is broadcast to all) and returns
+    /// the next-token log-probs of every row, [rows, vocab] f32, evaluated.
+    pub fn step(&self, cache: &mut KvCache, tokens: &[u32]) -> Result<Array> {
+        let rows: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
+        let h = self.hidden(&rows, cache)?; // [rows, 1, hidden]
+        let logits = self.logits(&h)?.reshape(&[tokens.len() as i32, -1])?;
+        let logprobs = logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?;
+        eval_cache(cache, [&logprobs])?;
+        Ok(logprobs)
+    }
+
+    /// Next-token log-probs after what `cache` holds (call [`Model::prefill`] first).
+    pub fn next_logprobs(&self, cache: &KvCache) -> Result<Vec<f32>> {
+        let lp = cache
+            .next_logprobs
+            .as_ref()
+            .ok_or_else(|| ModelError::Input("the cache holds no next-token log-probs: prefill first".into()))?;
+        Ok(lp.as_slice::<f32>().to_vec())
+    }
+
+    /// Scores each candidate continuation of the cached context: one batched forward for all
+    /// candidates (right-padded; padding comes after the real tokens, so the causal mask keeps
+    /// it from touching them). The cache is left as it was.
+    pub fn score(&self, cache: &KvCache, candidates: &[Vec<u32>]) -> Result<Vec<CandidateScore>> {
+        let first = cache
+            .next_logprobs
+            .as_ref()
+            .ok_or_else(|| ModelError::Input("scoring needs a prefilled context".into()))?;
+        if let Some(i) = candidates.iter().position(Vec::is_empty) {
+            return Err(ModelError::Input(format!("candidate {i} has no tokens")));
+        }
+        for c in candidates {
+            self.check_ids(c)?;
+        }
+        let first_ids: Vec<u32> = candidates.iter().map(|c| c[0]).collect();
+        let first_lp = first.take_axis(Array::from_slice(&first_ids, &[first_ids.len() as i32]), 0)?;
+        let max_len = candidates.iter().map(Vec::len).max().unwrap_or(0);
+        let rest: Vec<f32> = if max_len > 1 {
+            // Inputs are each candidate but its last token; targets are each but its first.
+            let width = max_len - 1;
+            let pad = |s: &[u32]| -> Vec<u32> { s.iter().copied().chain(std::iter::repeat(0)).take(width).collect() };
+            let inputs: Vec<Vec<u32>> = candidates.iter().map(|c| pad(&c[..c.len() - 1])).collect();
+            let targets: Vec<u32> = candidates.iter().flat_map(|c| pad(&c[1..])).collect();
+            let mut fork = cache.fork();
+            let h = self.hidden(&inputs, &mut fork)?;
+            let logits = self.logits(&h)?; // [n, width, vocab]
+            let targets = Array::from_slice(&targets, &[candidates.len() as i32, width as i32, 1]);
+            let picked = logits.take_along_axis(&targets, -1)?;
+            let lse = ops::logsumexp_axis(&logits, -1, true)?;
+            let lp = picked.subtract(lse)?.reshape(&[candidates.len() as i32, width as i32])?;
+            mlx_rs::transforms::eval([&lp, &first_lp])?;
+            lp.as_slice::<f32>().to_vec()
+        } else {
+            first_lp.eval()?;
+            Vec::new()
+        };
+        let first_lp = first_lp.as_slice::<f32>();
+        Ok(candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut per_token = vec![first_lp[i]];
+                per_token.extend((0..c.len() - 1).map(|j| rest[i * (max_len - 1) + j]));
+                CandidateScore { total: per_token.iter().sum(), per_token }
+            })
+            .collect())
+    }
+}
+
+/// Evaluates `outputs` together with the cache's keys and values, so that no lazy graph
+/// outlives the call (the next keystroke must not re-run this one's work).
+fn eval_cache<'a>(cache: &'a KvCache, outputs: impl IntoIterator<Item = &'a Array>) -> Result<()> {
+    let kv = cache.layers.iter().flatten().flat_map(|(k, v)| [k, v]);
+    mlx_rs::transforms::eval(outputs.into_iter().chain(kv))?;
+    Ok(())
+}
+
+fn load_gguf(path: &Path) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+    let header = gguf::read_header(path)?;
+    let config = ModelConfig::from_gguf(path, &header)?;
+    let tokenizer = Tokenizer::from_gguf(path, &header)?;
+    check_vocab(path, &config, &tokenizer)?;
+    let tensors = mlx_rs::io::GgufFile::load(path)
+        .and_then(|f| f.arrays())
+        .map_err(|e| ModelError::Corrupt { path: path.to_path_buf(), reason: format!("MLX could not read it: {e}") })?;
+    let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
+    let dtype = compute_dtype(if checkpoint == Dtype::Float32 { Dtype::Float16 } else { checkpoint });
+    let weights = Loader { path, tensors, dtype }.load(&config, &GGUF_NAMES)?;
+    Ok((config, tokenizer, weights, Format::Gguf))
+}
+
+fn load_mlx_lm(dir: &Path) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+    let config_path = dir.join("config.json");
+    if !config_path.is_file() {
+        return Err(ModelError::NotFound {
+            path: dir.to_path_buf(),
+            hint: "the folder has no config.json; a model folder is an mlx-lm checkpoint (config.json, \
+                   *.safetensors, tokenizer.json), for example an mlx-community 4-bit model"
+                .into(),
+        });
+    }
+    let config = ModelConfig::from_config_json(&config_path)?;
+    let tok_path = dir.join("tokenizer.json");
+    if !tok_path.is_file() {
+        return Err(ModelError::NotFound { path: tok_path, hint: "mlx-lm folders carry their tokenizer.json".into() });
+    }
+    let tokenizer = Tokenizer::from_file(&tok_path, config.eos.first().copied())?;
+    check_vocab(dir, &config, &tokenizer)?;
+
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| ModelError::io(dir, e))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "safetensors"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(ModelError::NotFound { path: dir.to_path_buf(), hint: "the folder has no *.safetensors weights".into() });
+    }
+    let mut tensors = HashMap::new();
+    for f in &files {
+        safetensors_check::check(f)?;
+        let part = Array::load_safetensors(f)
+            .map_err(|e| ModelError::Corrupt { path: f.clone(), reason: format!("MLX could not read it: {e}") })?;
+        tensors.extend(part);
+    }
+    let checkpoint = tensors.get("model.norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
+    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint) }.load(&config, &MLX_LM_NAMES)?;
+    Ok((config, tokenizer, weights, Format::MlxLm))
+}
+
+/// The tokenizer may produce fewer ids than the embedding has rows (padded vocabularies), never more.
+fn check_vocab(path: &Path, config: &ModelConfig, tok: &Tokenizer) -> Result<()> {
+    if tok.vocab_size() > config.vocab {
+        return Err(ModelError::Tokenizer {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the tokenizer has {} tokens but the model's vocabulary has only {}: they do not belong together",
+                tok.vocab_size(),
+                config.vocab
+            ),
+        });
+    }
+    Ok(())
+}

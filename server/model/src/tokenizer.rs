@@ -1,0 +1,187 @@
+//! The tokenizer: built from a GGUF file's metadata (byte-level BPE from its tokens and merges,
+//! with the pre-tokenizer its `tokenizer.ggml.pre` names) or read from an mlx-lm folder's
+//! `tokenizer.json`, both through the `tokenizers` crate; special tokens are matched in text.
+
+use std::path::Path;
+
+use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
+use tokenizers::models::bpe::BPE;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::digits::Digits;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
+use tokenizers::pre_tokenizers::PreTokenizerWrapper;
+use tokenizers::{AddedToken, SplitDelimiterBehavior};
+
+use crate::error::{ModelError, Result};
+use crate::gguf::GgufHeader;
+
+/// GGUF `tokenizer.ggml.pre` values Laya knows how to pre-tokenize, with their split regexes.
+/// The regexes are those the model families were trained with (GPT-2, Llama 3, Qwen 2).
+const QWEN2_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+const LLAMA3_SPLIT: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+pub const SUPPORTED_PRE: &str = "gpt2, smollm, qwen2, llama-bpe";
+
+/// GGUF token types (llama.cpp's `llama_token_type`).
+const TOKEN_CONTROL: u64 = 3;
+const TOKEN_USER_DEFINED: u64 = 4;
+
+pub struct Tokenizer {
+    inner: tokenizers::Tokenizer,
+    /// Ids that are control tokens (never part of prose: `<|im_start|>`, `<|endoftext|>`).
+    special: Vec<u32>,
+    eos: Option<u32>,
+    /// The largest id + 1 (asking `tokenizers` builds its whole vocabulary map each time).
+    vocab_size: usize,
+}
+
+impl std::fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tokenizer").field("vocab", &self.vocab_size()).finish()
+    }
+}
+
+impl Tokenizer {
+    /// Builds the tokenizer a GGUF file describes.
+    pub fn from_gguf(path: &Path, header: &GgufHeader) -> Result<Self> {
+        let err = |reason: String| ModelError::Tokenizer { path: path.to_path_buf(), reason };
+        let model = header.str("tokenizer.ggml.model").unwrap_or("(none)");
+        if model != "gpt2" {
+            return Err(err(format!(
+                "tokenizer model {model:?} is not supported; Laya reads byte-level BPE (\"gpt2\") \
+                 tokenizers from GGUF files (SentencePiece models: use an mlx-lm folder with tokenizer.json)"
+            )));
+        }
+        let tokens = header
+            .strings("tokenizer.ggml.tokens")
+            .ok_or_else(|| err("tokenizer.ggml.tokens is missing".into()))?;
+        let merges = header
+            .strings("tokenizer.ggml.merges")
+            .ok_or_else(|| err("tokenizer.ggml.merges is missing".into()))?;
+        let types: Vec<u64> = match header.get("tokenizer.ggml.token_type").and_then(|v| v.as_array()) {
+            Some(a) => a.iter().map(|v| v.as_u64().unwrap_or(1)).collect(),
+            None => vec![1; tokens.len()],
+        };
+        if types.len() != tokens.len() {
+            return Err(err(format!("{} token types for {} tokens", types.len(), tokens.len())));
+        }
+
+        let mut vocab = ahash::AHashMap::with_capacity(tokens.len());
+        for (id, t) in tokens.iter().enumerate() {
+            // Duplicate strings happen in some conversions; the first id wins, as in llama.cpp.
+            vocab.entry(t.to_string()).or_insert(id as u32);
+        }
+        let mut pairs = Vec::with_capacity(merges.len());
+        for m in &merges {
+            let (a, b) = m.split_once(' ').ok_or_else(|| err(format!("merge {m:?} has no space")))?;
+            if !vocab.contains_key(a) || !vocab.contains_key(b) || !vocab.contains_key(&format!("{a}{b}")) {
+                return Err(err(format!("merge {m:?} uses tokens that are not in the vocabulary")));
+            }
+            pairs.push((a.to_string(), b.to_string()));
+        }
+        let bpe = BPE::builder()
+            .vocab_and_merges(vocab, pairs)
+            .build()
+            .map_err(|e| err(format!("building BPE: {e}")))?;
+
+        let pre = header.str("tokenizer.ggml.pre").unwrap_or("gpt2");
+        let byte_level = |use_regex| PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, use_regex));
+        let split = |re: &str| -> Result<PreTokenizerWrapper> {
+            let s = Split::new(SplitPattern::Regex(re.into()), SplitDelimiterBehavior::Isolated, false)
+                .map_err(|e| err(format!("pre-tokenizer regex: {e}")))?;
+            Ok(PreTokenizerWrapper::Split(s))
+        };
+        let pre_tokenizer = match pre {
+            "gpt2" | "default" => byte_level(true),
+            "smollm" => Sequence::new(vec![Digits::new(true).into(), byte_level(true)]).into(),
+            "qwen2" => Sequence::new(vec![split(QWEN2_SPLIT)?, byte_level(false)]).into(),
+            "llama-bpe" | "llama3" => Sequence::new(vec![split(LLAMA3_SPLIT)?, byte_level(false)]).into(),
+            other => {
+                return Err(err(format!(
+                    "pre-tokenizer {other:?} is not supported (supported: {SUPPORTED_PRE})"
+                )))
+            }
+        };
+
+        let mut inner = tokenizers::Tokenizer::new(bpe);
+        inner.with_pre_tokenizer(Some(pre_tokenizer));
+        inner.with_decoder(Some(ByteLevelDecoder::default()));
+
+        let mut special = Vec::new();
+        let mut added = Vec::new();
+        for (id, (t, ty)) in tokens.iter().zip(&types).enumerate() {
+            match *ty {
+                TOKEN_CONTROL => {
+                    special.push(id as u32);
+                    added.push(AddedToken::from(t.to_string(), true));
+                }
+                TOKEN_USER_DEFINED => added.push(AddedToken::from(t.to_string(), false).normalized(false)),
+                _ => {}
+            }
+        }
+        // Added tokens already in the vocabulary keep their ids.
+        inner.add_special_tokens(&added.iter().filter(|a| a.special).cloned().collect::<Vec<_>>());
+        inner.add_tokens(&added.iter().filter(|a| !a.special).cloned().collect::<Vec<_>>());
+
+        let eos = header.u64("tokenizer.ggml.eos_token_id").map(|v| v as u32);
+        Ok(Self::new(inner, special, eos))
+    }
+
+    fn new(inner: tokenizers::Tokenizer, special: Vec<u32>, eos: Option<u32>) -> Self {
+        let vocab_size = inner.get_vocab(true).values().max().map_or(0, |&m| m as usize + 1);
+        Self { inner, special, eos, vocab_size }
+    }
+
+    /// Reads an mlx-lm / Hugging Face `tokenizer.json`.
+    pub fn from_file(path: &Path, eos: Option<u32>) -> Result<Self> {
+        let inner = tokenizers::Tokenizer::from_file(path).map_err(|e| ModelError::Tokenizer {
+            path: path.to_path_buf(),
+            reason: format!("cannot read tokenizer.json: {e}"),
+        })?;
+        let special = inner
+            .get_added_tokens_decoder()
+            .iter()
+            .filter(|(_, t)| t.special)
+            .map(|(id, _)| *id)
+            .collect();
+        Ok(Self::new(inner, special, eos))
+    }
+
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        let enc = self
+            .inner
+            .encode_fast(text, false)
+            .map_err(|e| ModelError::Input(format!("tokenizing: {e}")))?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    pub fn decode(&self, ids: &[u32]) -> Result<String> {
+        self.inner.decode(ids, false).map_err(|e| ModelError::Input(format!("detokenizing: {e}")))
+    }
+
+    /// The text of a single token, as it would appear in the output (bytes joined, spaces real).
+    pub fn token_text(&self, id: u32) -> Result<String> {
+        self.decode(&[id])
+    }
+
+    /// Number of ids the tokenizer can produce (the largest id + 1).
+    pub fn vocab_size(&self) -> usize {
+        self.vocab_size
+    }
+
+    pub fn is_special(&self, id: u32) -> bool {
+        self.special.contains(&id)
+    }
+
+    pub fn special_ids(&self) -> &[u32] {
+        &self.special
+    }
+
+    pub fn eos(&self) -> Option<u32> {
+        self.eos
+    }
+
+    pub fn id_of(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
+    }
+}

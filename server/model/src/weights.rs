@@ -1,0 +1,308 @@
+//! The model's tensors as MLX arrays: quantized or dense linear layers, norms, the embedding,
+//! loaded by name from a GGUF file or an mlx-lm checkpoint, with every shape checked.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use mlx_rs::{ops, Array, Dtype};
+
+use crate::config::ModelConfig;
+use crate::error::{ModelError, Result};
+
+/// Bit widths and group sizes MLX's affine quantization supports.
+const BITS: [i32; 6] = [2, 3, 4, 5, 6, 8];
+const GROUPS: [i32; 3] = [32, 64, 128];
+
+/// A linear map `y = x W^T (+ b)` with `W` of shape [out, in].
+pub(crate) struct Linear {
+    kind: LinearKind,
+    bias: Option<Array>, // [out]
+}
+
+enum LinearKind {
+    /// MLX affine quantization: `w` [out, in * bits / 32] u32, `scales`/`biases` [out, in / group].
+    Quantized { w: Array, scales: Array, biases: Array, group_size: i32, bits: i32 },
+    /// [out, in]
+    Dense { w: Array },
+}
+
+impl Linear {
+    /// x: [..., in] -> [..., out]
+    pub(crate) fn apply(&self, x: &Array) -> Result<Array> {
+        let y = match &self.kind {
+            LinearKind::Quantized { w, scales, biases, group_size, bits } => {
+                ops::quantized_matmul(x, w, scales, biases, true, *group_size, *bits)?
+            }
+            LinearKind::Dense { w } => ops::matmul(x, w.t())?,
+        };
+        Ok(match &self.bias {
+            Some(b) => y.add(b)?,
+            None => y,
+        })
+    }
+
+    /// Rows of the matrix (an embedding lookup): ids [n] -> [n, in].
+    pub(crate) fn rows(&self, ids: &Array) -> Result<Array> {
+        Ok(match &self.kind {
+            LinearKind::Quantized { w, scales, biases, group_size, bits } => ops::dequantize(
+                w.take_axis(ids, 0)?,
+                scales.take_axis(ids, 0)?,
+                &biases.take_axis(ids, 0)?,
+                *group_size,
+                *bits,
+            )?,
+            LinearKind::Dense { w } => w.take_axis(ids, 0)?,
+        })
+    }
+
+    /// "4-bit g32", "8-bit g64", "f32".
+    pub(crate) fn describe(&self) -> String {
+        match &self.kind {
+            LinearKind::Quantized { group_size, bits, .. } => format!("{bits}-bit g{group_size}"),
+            LinearKind::Dense { w } => format!("{:?}", w.dtype()).to_lowercase(),
+        }
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        let mut v: Vec<&Array> = match &self.kind {
+            LinearKind::Quantized { w, scales, biases, .. } => vec![w, scales, biases],
+            LinearKind::Dense { w } => vec![w],
+        };
+        v.extend(self.bias.iter());
+        v
+    }
+}
+
+pub(crate) struct Layer {
+    pub attn_norm: Array, // [hidden]
+    pub q: Linear,        // [heads * head_dim, hidden]
+    pub k: Linear,        // [kv_heads * head_dim, hidden]
+    pub v: Linear,        // [kv_heads * head_dim, hidden]
+    pub o: Linear,        // [hidden, heads * head_dim]
+    pub q_norm: Option<Array>, // [head_dim] (Qwen3)
+    pub k_norm: Option<Array>, // [head_dim] (Qwen3)
+    pub mlp_norm: Array,  // [hidden]
+    pub gate: Linear,     // [intermediate, hidden]
+    pub up: Linear,       // [intermediate, hidden]
+    pub down: Linear,     // [hidden, intermediate]
+}
+
+pub(crate) struct Weights {
+    pub embed: Linear, // [vocab, hidden]
+    pub layers: Vec<Layer>,
+    pub norm: Array,            // [hidden]
+    pub head: Option<Linear>,   // [vocab, hidden]; None = tied to `embed`
+    pub rope_periods: Option<Array>, // [head_dim / 2]
+}
+
+impl Weights {
+    pub(crate) fn head(&self) -> &Linear {
+        self.head.as_ref().unwrap_or(&self.embed)
+    }
+
+    pub(crate) fn arrays(&self) -> Vec<&Array> {
+        let mut v = self.embed.arrays();
+        v.push(&self.norm);
+        for l in &self.layers {
+            v.extend([&l.attn_norm, &l.mlp_norm]);
+            v.extend(l.q_norm.iter().chain(l.k_norm.iter()));
+            for lin in [&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down] {
+                v.extend(lin.arrays());
+            }
+        }
+        if let Some(h) = &self.head {
+            v.extend(h.arrays());
+        }
+        v.extend(self.rope_periods.iter());
+        v
+    }
+
+    pub(crate) fn nbytes(&self) -> usize {
+        self.arrays().iter().map(|a| a.nbytes()).sum()
+    }
+
+    pub(crate) fn describe_quantization(&self) -> String {
+        let linear = self.layers.first().map(|l| l.q.describe()).unwrap_or_default();
+        format!("{linear} linear layers, {} embedding", self.embed.describe())
+    }
+}
+
+/// Tensor names of one checkpoint format.
+pub(crate) struct Naming {
+    pub embed: &'static str,
+    pub norm: &'static str,
+    pub head: &'static str,
+    pub layer: fn(usize, Part) -> String,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Part {
+    AttnNorm,
+    Q,
+    K,
+    V,
+    O,
+    QNorm,
+    KNorm,
+    MlpNorm,
+    Gate,
+    Up,
+    Down,
+}
+
+pub(crate) const GGUF_NAMES: Naming = Naming {
+    embed: "token_embd",
+    norm: "output_norm",
+    head: "output",
+    layer: |i, p| {
+        let s = match p {
+            Part::AttnNorm => "attn_norm",
+            Part::Q => "attn_q",
+            Part::K => "attn_k",
+            Part::V => "attn_v",
+            Part::O => "attn_output",
+            Part::QNorm => "attn_q_norm",
+            Part::KNorm => "attn_k_norm",
+            Part::MlpNorm => "ffn_norm",
+            Part::Gate => "ffn_gate",
+            Part::Up => "ffn_up",
+            Part::Down => "ffn_down",
+        };
+        format!("blk.{i}.{s}")
+    },
+};
+
+pub(crate) const MLX_LM_NAMES: Naming = Naming {
+    embed: "model.embed_tokens",
+    norm: "model.norm",
+    head: "lm_head",
+    layer: |i, p| {
+        let s = match p {
+            Part::AttnNorm => "input_layernorm",
+            Part::Q => "self_attn.q_proj",
+            Part::K => "self_attn.k_proj",
+            Part::V => "self_attn.v_proj",
+            Part::O => "self_attn.o_proj",
+            Part::QNorm => "self_attn.q_norm",
+            Part::KNorm => "self_attn.k_norm",
+            Part::MlpNorm => "post_attention_layernorm",
+            Part::Gate => "mlp.gate_proj",
+            Part::Up => "mlp.up_proj",
+            Part::Down => "mlp.down_proj",
+        };
+        format!("model.layers.{i}.{s}")
+    },
+};
+
+/// Builds [`Weights`] from a name -> array map, casting floats to `dtype`.
+pub(crate) struct Loader<'a> {
+    pub path: &'a Path,
+    pub tensors: HashMap<String, Array>,
+    pub dtype: Dtype,
+}
+
+impl Loader<'_> {
+    fn take(&mut self, name: &str) -> Result<Array> {
+        self.tensors
+            .remove(name)
+            .ok_or_else(|| ModelError::MissingTensor { path: self.path.to_path_buf(), name: name.into() })
+    }
+
+    fn shape_err(&self, name: &str, got: &Array, expected: String) -> ModelError {
+        ModelError::TensorShape { path: self.path.to_path_buf(), name: name.into(), got: got.shape().to_vec(), expected }
+    }
+
+    fn float(&self, a: Array) -> Result<Array> {
+        Ok(if a.dtype() == self.dtype { a } else { a.as_dtype(self.dtype)? })
+    }
+
+    fn vector(&mut self, name: &str, len: usize) -> Result<Array> {
+        let a = self.take(name)?;
+        if a.shape() != [len as i32] {
+            return Err(self.shape_err(name, &a, format!("[{len}]")));
+        }
+        self.float(a)
+    }
+
+    /// `base.weight` (+ `base.scales`, `base.biases` when quantized, + `base.bias` when `bias`).
+    fn linear(&mut self, base: &str, out: usize, inp: usize, bias: bool) -> Result<Linear> {
+        let wname = format!("{base}.weight");
+        let w = self.take(&wname)?;
+        let scales = self.tensors.remove(&format!("{base}.scales"));
+        let kind = match scales {
+            Some(scales) => {
+                let biases = self.take(&format!("{base}.biases"))?;
+                let (o, wc, sc) = (out as i32, w.shape().get(1).copied().unwrap_or(0), scales.shape().get(1).copied().unwrap_or(0));
+                let bits = if wc > 0 && (wc * 32) % inp as i32 == 0 { wc * 32 / inp as i32 } else { 0 };
+                let group = if sc > 0 && inp as i32 % sc == 0 { inp as i32 / sc } else { 0 };
+                if w.dtype() != Dtype::Uint32 || w.shape() != [o, wc] || scales.shape() != [o, sc] || biases.shape() != scales.shape() {
+                    return Err(self.shape_err(&wname, &w, format!("a quantized [{out}, {inp}] matrix")));
+                }
+                if !BITS.contains(&bits) || !GROUPS.contains(&group) {
+                    return Err(ModelError::UnsupportedQuantization {
+                        path: self.path.to_path_buf(),
+                        detail: format!(
+                            "{base} looks like {bits}-bit with group size {group}; MLX's affine quantization \
+                             takes {BITS:?} bits and group sizes {GROUPS:?}"
+                        ),
+                    });
+                }
+                LinearKind::Quantized { w, scales: self.float(scales)?, biases: self.float(biases)?, group_size: group, bits }
+            }
+            None => {
+                if w.shape() != [out as i32, inp as i32] {
+                    return Err(self.shape_err(&wname, &w, format!("[{out}, {inp}]")));
+                }
+                if !matches!(w.dtype(), Dtype::Float32 | Dtype::Float16 | Dtype::Bfloat16) {
+                    return Err(ModelError::UnsupportedQuantization {
+                        path: self.path.to_path_buf(),
+                        detail: format!("{wname} has dtype {:?} and no scales", w.dtype()),
+                    });
+                }
+                LinearKind::Dense { w: self.float(w)? }
+            }
+        };
+        let bias = if bias { Some(self.vector(&format!("{base}.bias"), out)?) } else { None };
+        Ok(Linear { kind, bias })
+    }
+
+    pub(crate) fn load(mut self, c: &ModelConfig, names: &Naming) -> Result<Weights> {
+        let (h, hd) = (c.hidden, c.head_dim);
+        let embed = self.linear(names.embed, c.vocab, h, false)?;
+        let mut layers = Vec::with_capacity(c.n_layers);
+        for i in 0..c.n_layers {
+            let n = |p| (names.layer)(i, p);
+            let w = |p| format!("{}.weight", (names.layer)(i, p));
+            layers.push(Layer {
+                attn_norm: self.vector(&w(Part::AttnNorm), h)?,
+                q: self.linear(&n(Part::Q), c.n_heads * hd, h, c.qkv_bias)?,
+                k: self.linear(&n(Part::K), c.n_kv_heads * hd, h, c.qkv_bias)?,
+                v: self.linear(&n(Part::V), c.n_kv_heads * hd, h, c.qkv_bias)?,
+                o: self.linear(&n(Part::O), h, c.n_heads * hd, false)?,
+                q_norm: if c.qk_norm { Some(self.vector(&w(Part::QNorm), hd)?) } else { None },
+                k_norm: if c.qk_norm { Some(self.vector(&w(Part::KNorm), hd)?) } else { None },
+                mlp_norm: self.vector(&w(Part::MlpNorm), h)?,
+                gate: self.linear(&n(Part::Gate), c.intermediate, h, false)?,
+                up: self.linear(&n(Part::Up), c.intermediate, h, false)?,
+                down: self.linear(&n(Part::Down), h, c.intermediate, false)?,
+            });
+        }
+        let norm = self.vector(&format!("{}.weight", names.norm), h)?;
+        let head = if c.tie_embeddings { None } else { Some(self.linear(names.head, c.vocab, h, false)?) };
+        let rope_periods = match (&c.rope.periods, self.tensors.remove("rope_freqs.weight")) {
+            (Some(p), _) => Some(Array::from_slice(p, &[p.len() as i32])),
+            // GGUF Llama 3: per-dimension factors that divide the frequency (multiply the period).
+            (None, Some(factors)) => {
+                if factors.shape() != [hd as i32 / 2] {
+                    return Err(self.shape_err("rope_freqs.weight", &factors, format!("[{}]", hd / 2)));
+                }
+                let p: Vec<f32> = (0..hd / 2).map(|i| c.rope.base.powf(2.0 * i as f32 / hd as f32)).collect();
+                Some(Array::from_slice(&p, &[p.len() as i32]).multiply(factors.as_dtype(Dtype::Float32)?)?)
+            }
+            (None, None) => None,
+        };
+        let w = Weights { embed, layers, norm, head, rope_periods };
+        mlx_rs::transforms::eval(w.arrays())?;
+        Ok(w)
+    }
+}

@@ -1,0 +1,87 @@
+//! Text without a model or a protocol: what counts as a word character, where the word being
+//! typed at the end of a text starts, and how a text splits around it.
+
+/// Letters, digits, and the apostrophes inside words ("don't", "l’été").
+pub fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '\'' || c == '’'
+}
+
+/// True when every char of `s` is a word char (and `s` is not empty).
+pub fn is_word(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(is_word_char)
+}
+
+/// How a text ends, as seen by completion: the context to condition on and the characters
+/// the continuation must start with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CursorSplit<'a> {
+    /// Text before the word being typed (and before the single space that leads it).
+    pub context: &'a str,
+    /// What follows `context` up to the cursor: " Par", "Par", " " or "".
+    pub typed: &'a str,
+    /// The word characters of `typed` ("Par"; empty after a space or punctuation).
+    pub word: &'a str,
+}
+
+/// Splits `text` (the text before the cursor) so that a model can continue it at a word
+/// boundary: subword tokenizers attach the leading space to the word (" Paris"), so the
+/// context stops before that space and the typed characters become a constraint.
+pub fn split_at_cursor(text: &str) -> CursorSplit<'_> {
+    let word_start = text
+        .char_indices()
+        .rev()
+        .take_while(|&(_, c)| is_word_char(c))
+        .last()
+        .map_or(text.len(), |(i, _)| i);
+    let word = &text[word_start..];
+    // A leading apostrophe is a quote mark, not part of the word.
+    let (word_start, word) = match word.strip_prefix(['\'', '’']) {
+        Some(rest) => (text.len() - rest.len(), rest),
+        None => (word_start, word),
+    };
+    let start = if text[..word_start].ends_with(' ') { word_start - 1 } else { word_start };
+    CursorSplit { context: &text[..start], typed: &text[start..], word }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(t: &str) -> (&str, &str, &str) {
+        let s = split_at_cursor(t);
+        (s.context, s.typed, s.word)
+    }
+
+    #[test]
+    fn mid_word_backs_off_to_the_leading_space() {
+        assert_eq!(split("The capital of France is Par"), ("The capital of France is", " Par", "Par"));
+    }
+
+    #[test]
+    fn after_a_space_the_space_is_the_constraint() {
+        assert_eq!(split("Hello "), ("Hello", " ", ""));
+        assert_eq!(split("Hello  "), ("Hello ", " ", ""));
+    }
+
+    #[test]
+    fn after_punctuation_or_newline_nothing_is_typed() {
+        assert_eq!(split("Hello,"), ("Hello,", "", ""));
+        assert_eq!(split("Hello\n"), ("Hello\n", "", ""));
+        assert_eq!(split(""), ("", "", ""));
+    }
+
+    #[test]
+    fn a_word_at_the_start_or_after_a_newline_has_no_space() {
+        assert_eq!(split("Hel"), ("", "Hel", "Hel"));
+        assert_eq!(split("a\nHel"), ("a\n", "Hel", "Hel"));
+    }
+
+    #[test]
+    fn apostrophes_inside_words_and_multibyte_letters() {
+        assert_eq!(split("I don't kn"), ("I don't", " kn", "kn"));
+        assert_eq!(split("I don'"), ("I", " don'", "don'"));
+        assert_eq!(split("c'est l’é"), ("c'est", " l’é", "l’é"));
+        assert_eq!(split("He said 'hel"), ("He said '", "hel", "hel"));
+        assert_eq!(split("Grüße aus Mün"), ("Grüße aus", " Mün", "Mün"));
+    }
+}
