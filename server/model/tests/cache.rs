@@ -1,0 +1,135 @@
+//! The KV cache: extending, trimming and forking give the same numbers as computing from
+//! scratch, and batched candidate scoring gives the same log-probs as scoring one by one.
+
+mod common;
+use common::*;
+use laya_model::{KvCache, Model};
+
+/// Close enough for two f32 computations of the same thing in a different batch/chunking.
+const TOL: f32 = 1e-3;
+
+fn next_lp(model: &Model, cache: &mut KvCache, ids: &[u32]) -> Vec<f32> {
+    model.prefill(cache, ids).unwrap();
+    model.next_logprobs(cache).unwrap()
+}
+
+#[test]
+fn prefill_in_pieces_equals_prefill_at_once() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode(PROSE).unwrap();
+    let (a, _) = ids.split_at(9);
+
+    let mut whole = KvCache::new();
+    let once = next_lp(&model, &mut whole, &ids);
+
+    let mut pieces = KvCache::new();
+    let p = model.prefill(&mut pieces, a).unwrap();
+    assert_eq!((p.reused, p.computed), (0, 9));
+    let p = model.prefill(&mut pieces, &ids).unwrap();
+    assert_eq!((p.reused, p.computed), (9, ids.len() - 9), "only the new tokens are computed");
+    let twice = model.next_logprobs(&pieces).unwrap();
+    assert!(max_abs_diff(&once, &twice) < TOL, "{}", max_abs_diff(&once, &twice));
+    assert_eq!(pieces.offset(), ids.len());
+
+    // The per-position logits of a forward after a cached prefix equal those of one forward.
+    let full = laya_logits(&model, &ids);
+    let vocab = model.config.vocab;
+    let mut c = KvCache::new();
+    model.forward(&[a.to_vec()], &mut c).unwrap();
+    let rest = model.forward(&[ids[9..].to_vec()], &mut c).unwrap();
+    assert!(max_abs_diff(rest.as_slice::<f32>(), &full[9 * vocab..]) < TOL);
+}
+
+#[test]
+fn trim_and_re_extend_equals_a_fresh_run() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode(PROSE).unwrap();
+    let other = model.tokenizer.encode("The quick brown fox sleeps all day long").unwrap();
+
+    let mut cache = KvCache::new();
+    model.prefill(&mut cache, &ids).unwrap();
+    let bytes_long = cache.nbytes();
+    // An edit in the middle: only the common prefix survives, the rest is recomputed.
+    let p = model.prefill(&mut cache, &other).unwrap();
+    let common = ids.iter().zip(&other).take_while(|(a, b)| a == b).count();
+    assert!(common >= 3);
+    assert_eq!((p.reused, p.computed), (common, other.len() - common));
+    assert!(cache.nbytes() < bytes_long);
+    let edited = model.next_logprobs(&cache).unwrap();
+    let fresh = next_lp(&model, &mut KvCache::new(), &other);
+    assert!(max_abs_diff(&edited, &fresh) < TOL);
+
+    // Deleting back to a prefix of what is cached recomputes only its last token.
+    let p = model.prefill(&mut cache, &other[..5]).unwrap();
+    assert_eq!((p.reused, p.computed), (4, 1));
+    let fresh = next_lp(&model, &mut KvCache::new(), &other[..5]);
+    assert!(max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh) < TOL);
+
+    // The same text again costs nothing.
+    assert_eq!(model.prefill(&mut cache, &other[..5]).unwrap().computed, 0);
+}
+
+#[test]
+fn a_fork_extends_without_touching_the_original() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode("It was a bright cold day").unwrap();
+    let mut cache = KvCache::new();
+    let before = next_lp(&model, &mut cache, &ids);
+    let mut fork = cache.fork();
+    model.prefill(&mut fork, &[ids.clone(), model.tokenizer.encode(" in April").unwrap()].concat()).unwrap();
+    assert_eq!(cache.offset(), ids.len());
+    assert!(fork.offset() > ids.len());
+    assert_eq!(model.next_logprobs(&cache).unwrap(), before);
+    let nbytes = cache.nbytes();
+    // 30 layers x (k + v) x 3 kv heads x 64 dims x f32 per token.
+    assert_eq!(nbytes, ids.len() * 30 * 2 * 3 * 64 * 4);
+}
+
+#[test]
+fn batched_scoring_equals_scoring_each_alone() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let tok = &model.tokenizer;
+    let ctx = tok.encode("I would like to thank you for your").unwrap();
+    let candidates: Vec<Vec<u32>> = [" help", " banana", " kind support", " patience and understanding", " time"]
+        .iter()
+        .map(|c| tok.encode(c).unwrap())
+        .collect();
+    assert!(candidates.iter().any(|c| c.len() == 1) && candidates.iter().any(|c| c.len() >= 3));
+    let mut cache = KvCache::new();
+    model.prefill(&mut cache, &ctx).unwrap();
+    let batch = model.score(&cache, &candidates).unwrap();
+    assert_eq!(cache.offset(), ctx.len(), "scoring leaves the cache as it was");
+    for (cand, scored) in candidates.iter().zip(&batch) {
+        let alone = &model.score(&cache, std::slice::from_ref(cand)).unwrap()[0];
+        assert_eq!(scored.per_token.len(), cand.len());
+        for (a, b) in scored.per_token.iter().zip(&alone.per_token) {
+            assert!((a - b).abs() < TOL, "{cand:?}: {a} vs {b}");
+        }
+        // And each equals the log-prob read off a plain forward of context + candidate.
+        let full = [ctx.clone(), cand.clone()].concat();
+        let lp = log_softmax(&laya_logits(&model, &full), model.config.vocab);
+        let direct: f32 = cand
+            .iter()
+            .enumerate()
+            .map(|(j, &t)| lp[(ctx.len() + j - 1) * model.config.vocab + t as usize])
+            .sum();
+        assert!((scored.total - direct).abs() < TOL, "{cand:?}: {} vs {direct}", scored.total);
+    }
+    assert!(batch[0].total > batch[1].total, "help beats banana");
+}
+
+#[test]
+fn the_default_model_knows_paris() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode("The capital of France is").unwrap();
+    let lp = next_lp(&model, &mut KvCache::new(), &ids);
+    let paris = model.tokenizer.id_of("ĠParis").unwrap() as usize;
+    let best = lp.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1)).unwrap().0;
+    assert_eq!(best, paris);
+    assert!((lp[paris].exp() - 0.7727).abs() < 0.005, "p(Paris) = {}", lp[paris].exp());
+}
