@@ -13,6 +13,8 @@
 #   LAYA_MODEL       a model the user brings; the default model is still fetched (tests use it).
 #   XDG_CACHE_HOME   where the default model is unpacked (default ~/.cache), under laya/models/.
 #   LAYA_SKIP_APT=1  never call apt-get (report what is missing instead).
+#
+# `scripts/bootstrap.sh --model-only` fetches only the default model.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -143,16 +145,23 @@ default_model() {
   mv "$dir.tmp/$MODEL_FILE" "$dir/$MODEL_FILE" && rmdir "$dir.tmp"
 }
 
+if [ "${1:-}" = --model-only ]; then
+  default_model
+  exit 0
+fi
+
 case "$(uname -s)" in
   Linux)
     [ "$(uname -m)" = x86_64 ] || [ -n "${LAYA_MLX_PREFIX:-}" ] \
       || die "the pinned mlx-cpu wheel is x86_64 only; on $(uname -m) set LAYA_MLX_PREFIX to an MLX install"
+    command -v cargo >/dev/null || die "cargo is missing: install Rust (rustup, or Debian: apt-get install cargo) and run again"
     linux_packages
     prefix=$(mlx_prefix)
     patched_mlx_sys
     cargo_config "$prefix"
     ;;
   Darwin)
+    command -v cargo >/dev/null || die "cargo is missing: install Rust from https://rustup.rs"
     # Stock mlx-rs builds MLX with Metal itself (needs Xcode's command line tools and cmake).
     command -v cmake >/dev/null || die "cmake is missing: brew install cmake"
     rm -f .cargo/config.toml

@@ -105,7 +105,10 @@ fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize) 
         let mut next: Vec<(usize, u32, f32)> = Vec::new();
         for (b, beam) in live.iter().enumerate() {
             let lp = &logprobs[b];
-            let word = beam.text.len() >= typed.len() && beam.text.trim_start_matches(' ').chars().any(is_word_char);
+            // A word can end here if it has begun and does not end in an apostrophe ("April'").
+            let word = beam.text.len() >= typed.len()
+                && beam.text.trim_start_matches(' ').chars().any(char::is_alphanumeric)
+                && !beam.text.ends_with(['\'', '’']);
             if word {
                 // P(the word ends here) = mass of the tokens that start a new word.
                 let end: f32 = lp.iter().zip(&vocab.boundary).filter(|(_, &e)| e).map(|(p, _)| p.exp()).sum();

@@ -101,7 +101,12 @@ impl ModelConfig {
         let head_dim = h.u64("llama.rope.dimension_count").map(|d| d as usize).unwrap_or(hidden / n_heads.max(1));
         let vocab = match h.u64("llama.vocab_size") {
             Some(v) => v as usize,
-            None => h.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).map(|a| a.len()).unwrap_or(0),
+            None => h.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).map(|a| a.len()).ok_or_else(|| {
+                ModelError::Tokenizer {
+                    path: path.to_path_buf(),
+                    reason: "the file has no vocabulary (tokenizer.ggml.tokens is missing)".into(),
+                }
+            })?,
         };
         let scale = match h.str("llama.rope.scaling.type") {
             Some("linear") => 1.0 / h.f64("llama.rope.scaling.factor").unwrap_or(1.0) as f32,

@@ -163,7 +163,8 @@ impl<R: Read> Cursor<R> {
     fn bytes(&mut self, n: u64, what: &str) -> Result<Vec<u8>, String> {
         if n > self.len.saturating_sub(self.pos) {
             return Err(format!(
-                "{what} needs {n} bytes at offset {} but the file ends at {}",
+                "{what} needs {n} bytes at offset {} but the file ends at {}: it is truncated, \
+                 download it again",
                 self.pos, self.len
             ));
         }
@@ -206,7 +207,11 @@ impl<R: Read> Cursor<R> {
                 // Every element takes at least one byte: a count beyond the file is corrupt, and
                 // checking first keeps a bad count from allocating gigabytes.
                 if count > self.len.saturating_sub(self.pos) {
-                    return Err(format!("{what}: array of {count} elements cannot fit in the file"));
+                    return Err(format!(
+                        "{what}: an array of {count} elements cannot fit in the {} bytes left: \
+                         the file is truncated or corrupt",
+                        self.len.saturating_sub(self.pos)
+                    ));
                 }
                 let mut out = Vec::with_capacity(count as usize);
                 for _ in 0..count {
