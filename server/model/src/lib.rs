@@ -6,6 +6,7 @@
 
 mod cache;
 mod config;
+pub mod cpu_kernels;
 mod error;
 pub mod gguf;
 mod model;
@@ -18,7 +19,7 @@ mod weights;
 pub use cache::KvCache;
 pub use config::{Arch, ModelConfig, Rope};
 pub use error::{ModelError, Result};
-pub use model::{CandidateScore, Format, Model, ModelInfo, Prefill};
+pub use model::{CandidateScore, Format, LoadOptions, Model, ModelInfo, Prefill};
 pub use paths::{default_model_path, resolve_model_path, DEFAULT_MODEL_FILE};
 pub use runtime::{device_name, mlx_version};
 pub use tokenizer::Tokenizer;

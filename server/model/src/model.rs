@@ -32,6 +32,8 @@ pub struct ModelInfo {
     pub weight_bytes: usize,
     pub load_time: Duration,
     pub compute_dtype: Dtype,
+    /// Which kernels run the quantized matmuls ("laya AVX-512, 2 threads" or "MLX's").
+    pub kernels: String,
 }
 
 pub struct Model {
@@ -59,6 +61,11 @@ pub struct Prefill {
     pub computed: usize,
 }
 
+/// Whether MLX runs on the CPU here (then Laya's own kernels take the quantized matmuls).
+fn on_cpu() -> bool {
+    !matches!(mlx_rs::Device::try_default().and_then(|d| d.get_type()), Ok(mlx_rs::DeviceType::Gpu))
+}
+
 /// The dtype activations use: f32 on the CPU, where MLX's 4-bit kernels are 40x slower with
 /// f16 inputs; the checkpoint's own float type on a GPU.
 fn compute_dtype(checkpoint: Dtype) -> Dtype {
@@ -68,15 +75,34 @@ fn compute_dtype(checkpoint: Dtype) -> Dtype {
     }
 }
 
+/// How to load a model.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadOptions {
+    /// Run quantized matmuls through Laya's CPU kernels when MLX runs on the CPU (default: yes,
+    /// where they are built, unless LAYA_CPU_KERNELS=0). `false` keeps MLX's own kernels.
+    pub cpu_kernels: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self { cpu_kernels: crate::cpu_kernels::available() }
+    }
+}
+
 impl Model {
     /// Loads a GGUF file or an mlx-lm checkpoint folder.
     pub fn load(path: &Path) -> Result<Self> {
+        Self::load_with(path, LoadOptions::default())
+    }
+
+    pub fn load_with(path: &Path, options: LoadOptions) -> Result<Self> {
         let start = Instant::now();
         let meta = std::fs::metadata(path).map_err(|e| ModelError::io(path, e))?;
+        let cpu_kernels = options.cpu_kernels && on_cpu() && crate::cpu_kernels::available();
         let (config, tokenizer, weights, format) = if meta.is_dir() {
-            load_mlx_lm(path)?
+            load_mlx_lm(path, cpu_kernels)?
         } else {
-            load_gguf(path)?
+            load_gguf(path, cpu_kernels)?
         };
         let info = ModelInfo {
             path: path.to_path_buf(),
@@ -85,6 +111,7 @@ impl Model {
             weight_bytes: weights.nbytes(),
             load_time: start.elapsed(),
             compute_dtype: weights.norm.dtype(),
+            kernels: if cpu_kernels { crate::cpu_kernels::describe() } else { "MLX's".into() },
         };
         Ok(Model { config, tokenizer, info, weights })
     }
@@ -296,7 +323,7 @@ fn eval_cache<'a>(cache: &'a KvCache, outputs: impl IntoIterator<Item = &'a Arra
     Ok(())
 }
 
-fn load_gguf(path: &Path) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+fn load_gguf(path: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
     let header = gguf::read_header(path)?;
     let config = ModelConfig::from_gguf(path, &header)?;
     let tokenizer = Tokenizer::from_gguf(path, &header)?;
@@ -306,11 +333,11 @@ fn load_gguf(path: &Path) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
         .map_err(|e| ModelError::Corrupt { path: path.to_path_buf(), reason: format!("MLX could not read it: {e}") })?;
     let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
     let dtype = compute_dtype(if checkpoint == Dtype::Float32 { Dtype::Float16 } else { checkpoint });
-    let weights = Loader { path, tensors, dtype }.load(&config, &GGUF_NAMES)?;
+    let weights = Loader { path, tensors, dtype, cpu_kernels }.load(&config, &GGUF_NAMES)?;
     Ok((config, tokenizer, weights, Format::Gguf))
 }
 
-fn load_mlx_lm(dir: &Path) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+fn load_mlx_lm(dir: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
     let config_path = dir.join("config.json");
     if !config_path.is_file() {
         return Err(ModelError::NotFound {
@@ -345,7 +372,7 @@ fn load_mlx_lm(dir: &Path) -> Result<(ModelConfig, Tokenizer, Weights, Format)> 
         tensors.extend(part);
     }
     let checkpoint = tensors.get("model.norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
-    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint) }.load(&config, &MLX_LM_NAMES)?;
+    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint), cpu_kernels }.load(&config, &MLX_LM_NAMES)?;
     Ok((config, tokenizer, weights, Format::MlxLm))
 }
 

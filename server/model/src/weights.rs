@@ -21,7 +21,8 @@ pub(crate) struct Linear {
 
 enum LinearKind {
     /// MLX affine quantization: `w` [out, in * bits / 32] u32, `scales`/`biases` [out, in / group].
-    Quantized { w: Array, scales: Array, biases: Array, group_size: i32, bits: i32 },
+    /// `laya_cpu`: run Laya's CPU kernel instead of MLX's (CPU device, f32, 4/8-bit, group % 32 == 0).
+    Quantized { w: Array, scales: Array, biases: Array, group_size: i32, bits: i32, laya_cpu: bool },
     /// [out, in]
     Dense { w: Array },
 }
@@ -30,7 +31,10 @@ impl Linear {
     /// x: [..., in] -> [..., out]
     pub(crate) fn apply(&self, x: &Array) -> Result<Array> {
         let y = match &self.kind {
-            LinearKind::Quantized { w, scales, biases, group_size, bits } => {
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true } => {
+                crate::cpu_kernels::quantized_matmul(x, w, scales, biases, *group_size, *bits)?
+            }
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: false } => {
                 ops::quantized_matmul(x, w, scales, biases, true, *group_size, *bits)?
             }
             LinearKind::Dense { w } => ops::matmul(x, w.t())?,
@@ -44,7 +48,7 @@ impl Linear {
     /// Rows of the matrix (an embedding lookup): ids [n] -> [n, in].
     pub(crate) fn rows(&self, ids: &Array) -> Result<Array> {
         Ok(match &self.kind {
-            LinearKind::Quantized { w, scales, biases, group_size, bits } => ops::dequantize(
+            LinearKind::Quantized { w, scales, biases, group_size, bits, .. } => ops::dequantize(
                 w.take_axis(ids, 0)?,
                 scales.take_axis(ids, 0)?,
                 &biases.take_axis(ids, 0)?,
@@ -199,6 +203,8 @@ pub(crate) struct Loader<'a> {
     pub path: &'a Path,
     pub tensors: HashMap<String, Array>,
     pub dtype: Dtype,
+    /// Use Laya's CPU kernels for the quantized layers they support.
+    pub cpu_kernels: bool,
 }
 
 impl Loader<'_> {
@@ -247,7 +253,8 @@ impl Loader<'_> {
                         ),
                     });
                 }
-                LinearKind::Quantized { w, scales: self.float(scales)?, biases: self.float(biases)?, group_size: group, bits }
+                let laya_cpu = self.cpu_kernels && matches!(bits, 4 | 8) && group % 32 == 0 && self.dtype == Dtype::Float32;
+                LinearKind::Quantized { w, scales: self.float(scales)?, biases: self.float(biases)?, group_size: group, bits, laya_cpu }
             }
             None => {
                 if w.shape() != [out as i32, inp as i32] {

@@ -1,0 +1,87 @@
+//! Laya's own CPU kernels (cpu/qmm.cpp), called in place of MLX's scalar CPU quantized matmul:
+//! a custom MLX primitive, so it stays inside MLX's lazy graph. Only built where the build links a
+//! prebuilt MLX on x86-64; elsewhere `available()` is false and MLX's kernels run.
+
+use mlx_rs::Array;
+
+use crate::error::{ModelError, Result};
+
+#[cfg(laya_cpu_kernels)]
+mod ffi {
+    use std::ffi::{c_char, c_int, c_void};
+    extern "C" {
+        pub fn laya_quantized_matmul(
+            out: *mut *mut c_void,
+            x: *const c_void,
+            w: *const c_void,
+            scales: *const c_void,
+            biases: *const c_void,
+            group: c_int,
+            bits: c_int,
+            err: *mut c_char,
+            err_len: usize,
+        ) -> c_int;
+        pub fn laya_cpu_isa() -> c_int;
+        pub fn laya_cpu_threads() -> c_int;
+    }
+}
+
+/// Whether the kernels are built in and the switch `LAYA_CPU_KERNELS=0` does not turn them off.
+pub fn available() -> bool {
+    cfg!(laya_cpu_kernels) && std::env::var("LAYA_CPU_KERNELS").map_or(true, |v| v != "0")
+}
+
+/// "avx512 x 2 threads", "avx2 x 2 threads", "scalar x 1 threads", or why they are off.
+pub fn describe() -> String {
+    #[cfg(laya_cpu_kernels)]
+    if available() {
+        // SAFETY: plain C functions without arguments.
+        let (isa, threads) = unsafe { (ffi::laya_cpu_isa(), ffi::laya_cpu_threads()) };
+        let isa = match isa {
+            3 => "AVX-512",
+            2 => "AVX2+FMA",
+            _ => "scalar",
+        };
+        return format!("laya {isa}, {threads} threads");
+    }
+    if cfg!(laya_cpu_kernels) {
+        "MLX's (LAYA_CPU_KERNELS=0)".into()
+    } else {
+        "MLX's".into()
+    }
+}
+
+/// x [..., K] f32 times the affine-quantized [N, K] matrix (w, scales, biases; f32 scales and
+/// biases), transposed: [..., N]. Same contract as `mlx_rs::ops::quantized_matmul(.., true, ..)`.
+#[allow(unused_variables)]
+pub fn quantized_matmul(x: &Array, w: &Array, scales: &Array, biases: &Array, group: i32, bits: i32) -> Result<Array> {
+    #[cfg(laya_cpu_kernels)]
+    {
+        let mut out: *mut std::ffi::c_void = std::ptr::null_mut();
+        let mut err = [0 as std::ffi::c_char; 512];
+        // SAFETY: the handles' ctx pointers are live mlx::core::array objects owned by the
+        // arguments; on success `out` is a new heap array that the returned Array owns and frees.
+        let rc = unsafe {
+            ffi::laya_quantized_matmul(
+                &mut out,
+                x.as_ptr().ctx,
+                w.as_ptr().ctx,
+                scales.as_ptr().ctx,
+                biases.as_ptr().ctx,
+                group,
+                bits,
+                err.as_mut_ptr(),
+                err.len(),
+            )
+        };
+        if rc != 0 {
+            // SAFETY: the kernel wrote a NUL-terminated message into `err`.
+            let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
+            return Err(ModelError::Mlx(format!("laya quantized matmul: {msg}")));
+        }
+        // SAFETY: `out` is a fresh mlx::core::array* in mlx-c's handle layout.
+        return Ok(unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: out }) });
+    }
+    #[allow(unreachable_code)]
+    Err(ModelError::Mlx("Laya's CPU kernels are not built into this binary".into()))
+}
