@@ -2,7 +2,7 @@
 """The peer side of `laya bench`: runs Laya's engine workloads on a peer engine, prints one JSON object.
 
     <venv>/bin/python bench/peers.py ENGINE --spec SPEC.json [--reps N] [--warmup N] [--only a,b]
-                                            [--max-seconds S]
+                                            [--max-seconds S] [--flash-attn | --float32]
     .deps/llamacpp/bin/python bench/peers.py make-spec --model GGUF [--out SPEC.json]
 
 ENGINE is `llama.cpp` (llama-cpp-python's low-level ctypes API; venv .deps/llamacpp, made by
@@ -92,7 +92,7 @@ def load_spec(path: str, args) -> dict:
     model = os.path.expanduser(model)
     if not Path(model).is_file():
         raise Fail(f"the model {model} does not exist",
-                   "download it with `laya doctor` / the project's bootstrap, or fix \"model\" in the spec")
+                   "scripts/bootstrap.sh fetches the default model; or fix \"model\" in the spec")
     spec["model"] = model
 
     def count(key, default, lo):
@@ -183,7 +183,7 @@ def top_check(np, logits_row, k: int = 5) -> dict:
             "top": [[int(i), round(float(lp[i]), 5)] for i in top]}
 
 
-def timed(name: str, spec: dict, run_once, restore) -> tuple[list[float], float, object]:
+def timed(spec: dict, run_once, restore) -> tuple[list[float], float, object]:
     """Warm-up reps, then timed reps (up to max_seconds of timed work, at least 3 or reps).
 
     run_once() does the timed work and returns its result; restore() puts the state back and is not
@@ -221,7 +221,7 @@ def run_workloads(engine, spec: dict, np) -> dict:
         log(f"{engine.name}: {name} ({len(w['prompt'])}-token prompt, {spec['warmup']} warm-up + "
             f"{spec['reps']} reps)")
         run_once, restore, check = engine.workload(w)
-        samples, cpw, result = timed(name, spec, run_once, restore)
+        samples, cpw, result = timed(spec, run_once, restore)
         out[name] = summarize(np, samples, cpw, check(result))
         log(f"{engine.name}: {name}: median {out[name]['median_ms']:.2f} ms over {len(samples)} reps")
     return out
@@ -235,12 +235,17 @@ _LOG_CB = None
 
 
 def quiet_llama(L) -> None:
-    """llama.cpp logs only its errors (to stderr); the callback is kept alive in a global."""
+    """llama.cpp logs only its errors (to stderr); the callback is kept alive in a global.
+
+    ggml's log levels are NONE 0, DEBUG 1, INFO 2, WARN 3, ERROR 4, CONT 5 (llama-cpp-python's
+    _logger.py still lists an older order). The warnings are dropped: with a unified KV cache the
+    "n_ctx_per_seq < n_ctx_train" one is wrong, and failures surface as return codes anyway.
+    """
     global _LOG_CB
     if _LOG_CB is None:
         _LOG_CB = L.llama_log_callback(
             lambda level, text, _: print(text.decode("utf-8", "replace"), end="", file=sys.stderr)
-            if level == 3 else None)
+            if level == 4 else None)
     L.llama_log_set(_LOG_CB, None)
 
 
@@ -264,12 +269,15 @@ class LlamaCpp:
         L.llama_backend_init()
 
         wl = spec["workloads"].values()
-        longest = max([len(w["prompt"]) + max(2, len(w.get("tokens", [])),
-                                               max((len(c) for c in w.get("candidates", [])), default=0))
-                       for w in wl] + [1])
+        # KV cells a workload needs at once: its prompt plus what it appends (every candidate's
+        # tokens but the last sit in cells of their own).
+        need = [len(w["prompt"]) + {"prefill": 0, "decode": 1, "append": len(w.get("tokens", [])),
+                                    "score": sum(len(c) - 1 for c in w.get("candidates", []))}[w["kind"]]
+                for w in wl]
+        longest = max(need + [1])
         self.n_seq = max([len(w.get("candidates", [])) for w in wl] + [1])
         self.n_batch = 512
-        n_ctx = max(1024, -(-(longest + 8 * self.n_seq) // 256) * 256)
+        n_ctx = max(1024, -(-longest // 256) * 256)
 
         t0 = time.perf_counter()
         mp = L.llama_model_default_params()
@@ -417,7 +425,7 @@ class LlamaCpp:
 class MlxPython:
     name = "mlx-python"
 
-    def __init__(self, spec: dict):
+    def __init__(self, spec: dict, float32: bool):
         try:
             import mlx.core as mx
             import mlx_lm
@@ -438,6 +446,8 @@ class MlxPython:
             model, info = mlx_reference.load_gguf(Path(spec["model"]), None)
         except SystemExit:  # mlx_reference.die() has printed why
             raise Fail(f"MLX could not build a model from {spec['model']} (see the message above)", "", 1)
+        if float32:  # not MLX's default: what Laya does on the CPU backend
+            mlx_reference.cast_floats(model, mx.float32)
         self.load_ms = (time.perf_counter() - t0) * 1e3
         self.model = model
         self.vocab = model.args.vocab_size
@@ -450,6 +460,7 @@ class MlxPython:
             "activation_dtype": mlx_reference.dtype_name(probe.dtype),
             "scales_dtype": mlx_reference.dtype_name(getattr(emb, "scales", emb.weight).dtype),
             "quantization": info["quantization"], "rope_traditional": info["rope_traditional"],
+            "float32_cast": float32,
             "kv_cache": "mlx_lm.models.cache.make_prompt_cache (KVCache, trim to restore)",
         }
         self.version = f"mlx {mx.__version__}, mlx-lm {mlx_lm.__version__}"
@@ -637,11 +648,13 @@ def cmd_run(a) -> None:
         raise Fail("the spec has no workloads to run")
     la0 = loadavg()
     if engine_name == "llama.cpp":
+        if a.float32:
+            raise Fail("--float32 is an mlx-python option")
         engine = LlamaCpp(spec, a.flash_attn)
     else:
         if a.flash_attn:
             raise Fail("--flash-attn is a llama.cpp option")
-        engine = MlxPython(spec)
+        engine = MlxPython(spec, a.float32)
     check_vocab(spec, engine.vocab)
     log(f"{engine.name}: {engine.version}, model loaded in {engine.load_ms:.0f} ms")
     try:
@@ -665,7 +678,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="peers.py", description=__doc__.split("\n")[0])
     if argv and argv[0] == "make-spec":
         p.add_argument("cmd")
-        p.add_argument("--model", default="~/.cache/laya/models/SmolLM2-135M-Instruct.Q4_1.gguf")
+        p.add_argument("--model", default=os.path.join(os.environ.get("XDG_CACHE_HOME") or "~/.cache",
+                                                       "laya/models/SmolLM2-135M-Instruct.Q4_1.gguf"))
         p.add_argument("--out", help="write here instead of stdout")
         p.add_argument("--threads", type=int, default=2)
         p.add_argument("--reps", type=int, default=20)
@@ -680,6 +694,9 @@ def main(argv=None) -> int:
         p.add_argument("--max-seconds", type=float,
                        help="stop a workload's timed reps after this much timed work (at least 3 reps)")
         p.add_argument("--flash-attn", action="store_true", help="llama.cpp: enable flash attention")
+        p.add_argument("--float32", action="store_true",
+                       help="mlx-python: cast scales, biases and norms to float32 (not MLX's default; "
+                            "what Laya does on the CPU backend)")
         fn, engine = cmd_run, None
     a = p.parse_args(argv)
     engine = engine or ENGINES[a.engine]

@@ -54,6 +54,7 @@ linux_packages() {
   command -v make >/dev/null || missing+=(make)
   command -v patch >/dev/null || missing+=(patch)
   command -v unzip >/dev/null || missing+=(unzip)
+  [ -f /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3 ] || [ "${LAYA_BLAS:-}" = reference ] || missing+=(libopenblas0-pthread)
   # bindgen (mlx-sys) loads libclang at build time.
   ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
   "$PY" -m venv --help >/dev/null 2>&1 && "$PY" -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv)
@@ -85,6 +86,29 @@ mlx_prefix() {
     rm -rf "$DEPS/mlx-cpu" && mv "$DEPS/mlx-cpu.tmp" "$DEPS/mlx-cpu"
   fi
   echo "$DEPS/mlx-cpu/mlx"
+}
+
+# --- a fast BLAS for MLX's float matmuls -----------------------------------------------------------
+# The mlx-cpu wheel bundles the reference BLAS (~4 GFLOP/s here); attention over long contexts runs
+# its matmuls there. Debian's OpenBLAS (90-160 GFLOP/s) provides the same symbols: point the wheel's
+# bundled library names at it. LAYA_BLAS=reference keeps the bundled one.
+openblas() {
+  local libs="$DEPS/mlx-cpu/mlx_cpu.libs" ob=/usr/lib/x86_64-linux-gnu/openblas-pthread
+  [ -d "$libs" ] || return 0
+  for f in "$libs"/libblas-*.so.* "$libs"/liblapack-*.so.*; do
+    [ -e "$f" ] || continue
+    case "$f" in *.orig) continue ;; esac
+    local target="$ob/libblas.so.3"
+    case "$(basename "$f")" in liblapack-*) target="$ob/liblapack.so.3" ;; esac
+    if [ "${LAYA_BLAS:-openblas}" = reference ]; then
+      [ -f "$f.orig" ] && { rm -f "$f"; mv "$f.orig" "$f"; }
+      continue
+    fi
+    [ -L "$f" ] && [ "$(readlink "$f")" = "$target" ] && continue
+    [ -f "$target" ] || die "OpenBLAS is missing at $target (apt-get install libopenblas0-pthread)"
+    [ -f "$f.orig" ] || mv "$f" "$f.orig"
+    ln -sf "$target" "$f"
+  done
 }
 
 # --- patched mlx-sys ------------------------------------------------------------------------------
@@ -157,6 +181,7 @@ case "$(uname -s)" in
     command -v cargo >/dev/null || die "cargo is missing: install Rust (rustup, or Debian: apt-get install cargo) and run again"
     linux_packages
     prefix=$(mlx_prefix)
+    [ -n "${LAYA_MLX_PREFIX:-}" ] || openblas
     patched_mlx_sys
     cargo_config "$prefix"
     ;;

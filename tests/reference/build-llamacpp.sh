@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds llama-cpp-python (pinned) from source into the venv .deps/llamacpp. It is the independent
-# tokenizer reference used to regenerate tests/fixtures/tokenize-*.json (see make-fixtures.sh); the
-# normal test run does not need it.
+# tokenizer reference used to regenerate tests/fixtures/tokenize-*.json (see make-fixtures.sh) and
+# the llama.cpp peer of `laya bench` (bench/peers.py); the normal test run does not need it.
 #
 # Idempotent: a stamp file holds a hash of this script's pins and flags; a second run is a no-op.
-# Takes ~4 minutes on one core (llama.cpp + ggml are compiled from the sdist). Only the tokenizer
-# is used (vocab_only=True), so the multimodal library (LLAVA_BUILD) is skipped.
+# Takes ~4 minutes on one core (llama.cpp + ggml are compiled from the sdist). Only text models are
+# used, so the multimodal library (LLAVA_BUILD) is skipped.
 #
 # Environment:
 #   PYTHON         python to create the venv with (default python3)

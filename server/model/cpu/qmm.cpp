@@ -68,8 +68,11 @@ int lanes() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A small pool: the calling thread does part 0, helpers do the rest. Helpers spin briefly before
-// sleeping, because a forward calls the kernel ~200 times a few microseconds apart.
+// A small pool. Work is cut into more chunks than threads and every thread, the caller included,
+// takes chunks from a shared counter: if a helper is slow to wake (another process holds its
+// core on a shared machine), the caller simply does its chunks and never waits for a chunk that
+// has not started. Helpers spin briefly before sleeping, because a forward calls the kernel ~200
+// times a few microseconds apart.
 
 class Pool {
  public:
@@ -80,22 +83,25 @@ class Pool {
 
   int threads() const { return n_; }
 
-  // Runs f(part, parts) for part in [0, parts) with parts = threads().
-  void run(const std::function<void(int, int)>& f) {
+  // Runs f(chunk) for chunk in [0, chunks), spread over the threads; returns when all are done.
+  void run(int chunks, const std::function<void(int)>& f) {
     std::unique_lock<std::mutex> busy(run_mu_, std::try_to_lock);
-    if (n_ == 1 || !busy.owns_lock()) {  // nested or concurrent use: run inline
-      f(0, 1);
+    if (n_ == 1 || chunks == 1 || !busy.owns_lock()) {  // nested or concurrent use: run inline
+      for (int c = 0; c < chunks; ++c) f(c);
       return;
     }
     job_ = &f;
-    pending_.store(n_ - 1, std::memory_order_relaxed);
+    chunks_ = chunks;
+    next_.store(0, std::memory_order_relaxed);
+    done_.store(0, std::memory_order_relaxed);
     {
       std::lock_guard<std::mutex> lk(mu_);
       gen_.fetch_add(1, std::memory_order_release);
     }
-    cv_.notify_all();
-    f(0, n_);
-    while (pending_.load(std::memory_order_acquire) != 0) _mm_pause();
+    if (sleeping_.load(std::memory_order_acquire) > 0) cv_.notify_all();
+    take_chunks();
+    while (done_.load(std::memory_order_acquire) != chunks) _mm_pause();
+    // Helpers that wake late find no chunk left; they only read next_, never job_.
   }
 
   ~Pool() {
@@ -113,10 +119,19 @@ class Pool {
     int n = static_cast<int>(std::thread::hardware_concurrency());
     if (const char* e = std::getenv("LAYA_THREADS")) n = std::atoi(e);
     n_ = std::clamp(n, 1, 64);
-    for (int i = 1; i < n_; ++i) workers_.emplace_back([this, i] { work(i); });
+    for (int i = 1; i < n_; ++i) workers_.emplace_back([this] { work(); });
   }
 
-  void work(int part) {
+  void take_chunks() {
+    for (;;) {
+      const int c = next_.fetch_add(1, std::memory_order_acq_rel);
+      if (c >= chunks_) return;
+      (*job_)(c);
+      done_.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+
+  void work() {
     uint64_t seen = 0;
     for (;;) {
       int spins = 0;
@@ -126,20 +141,22 @@ class Pool {
           continue;
         }
         std::unique_lock<std::mutex> lk(mu_);
+        sleeping_.fetch_add(1, std::memory_order_acq_rel);
         cv_.wait(lk, [&] { return gen_.load(std::memory_order_acquire) != seen; });
+        sleeping_.fetch_sub(1, std::memory_order_acq_rel);
       }
       seen = gen_.load(std::memory_order_acquire);
       if (stop_) return;
-      (*job_)(part, n_);
-      pending_.fetch_sub(1, std::memory_order_release);
+      take_chunks();
     }
   }
 
   int n_ = 1;
   std::vector<std::thread> workers_;
   std::atomic<uint64_t> gen_{0};
-  std::atomic<int> pending_{0};
-  const std::function<void(int, int)>* job_ = nullptr;
+  std::atomic<int> next_{0}, done_{0}, sleeping_{0};
+  int chunks_ = 0;
+  const std::function<void(int)>* job_ = nullptr;
   std::mutex mu_, run_mu_;
   std::condition_variable cv_;
   bool stop_ = false;
@@ -353,10 +370,11 @@ void qmm(Qmm q) {
     qmm_range(q, 0, q.N);
     return;
   }
-  pool.run([&](int part, int parts) {
-    // Split on multiples of 4 rows so every part keeps whole tiles.
-    const int tiles = (q.N + 3) / 4;
-    const int t0 = tiles * part / parts, t1 = tiles * (part + 1) / parts;
+  // Chunks of whole 4-row tiles, a few per thread, so a late helper costs at most one chunk.
+  const int tiles = (q.N + 3) / 4;
+  const int chunks = std::min(tiles, 4 * pool.threads());
+  pool.run(chunks, [&](int c) {
+    const int t0 = tiles * c / chunks, t1 = tiles * (c + 1) / chunks;
     qmm_range(q, std::min(q.N, 4 * t0), std::min(q.N, 4 * t1));
   });
 }

@@ -1,16 +1,29 @@
 //! The KV cache of one context: per-layer keys and values, the tokens they stand for, and the
 //! next-token log-probs after the last of them. It is not part of the weights: the model's
 //! `forward(&self, tokens, &mut KvCache)` reads and extends it.
+//!
+//! Keys and values live in buffers that grow in steps of [`STEP`] positions; new positions are
+//! written in place (MLX donates a buffer nobody else holds), so a keystroke costs O(new tokens),
+//! not a copy of the whole context. Trimming only moves the offset.
 
-use mlx_rs::ops::indexing::TryIndexOp;
-use mlx_rs::Array;
+use mlx_rs::ops::indexing::{TryIndexMutOp, TryIndexOp};
+use mlx_rs::{ops, Array};
 
 use crate::error::Result;
 
+/// Positions added to a layer's buffers when they run out of room.
+pub const STEP: usize = 256;
+
+#[derive(Clone)]
+pub(crate) struct LayerKv {
+    /// [batch, kv_heads, capacity, head_dim]; positions `offset..` are free.
+    keys: Array,
+    values: Array,
+}
+
 #[derive(Clone, Default)]
 pub struct KvCache {
-    /// Per layer: keys and values, each [batch, kv_heads, offset, head_dim].
-    pub(crate) layers: Vec<Option<(Array, Array)>>,
+    pub(crate) layers: Vec<Option<LayerKv>>,
     /// Token ids the cache holds, in order (batch row 0; rows only differ in scoring forks).
     pub(crate) tokens: Vec<u32>,
     /// Log-probs of the token after `tokens`: [vocab] f32, when known.
@@ -37,13 +50,23 @@ impl KvCache {
         &self.tokens
     }
 
-    /// Bytes held by keys and values.
+    /// Bytes held by the key and value buffers (their capacity, which is what they occupy).
     pub fn nbytes(&self) -> usize {
-        self.layers.iter().flatten().map(|(k, v)| k.nbytes() + v.nbytes()).sum()
+        self.layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum()
     }
 
-    /// A copy that can be extended without touching this one. MLX arrays are immutable and
-    /// every extension makes new arrays, so this copies handles, not data.
+    /// Positions the buffers can hold before they grow.
+    pub fn capacity(&self) -> usize {
+        self.layers.iter().flatten().next().map_or(0, |l| l.keys.dim(2) as usize)
+    }
+
+    /// Rows in the cache (1 for a context; more in a scoring or search fork).
+    pub fn rows(&self) -> usize {
+        self.layers.iter().flatten().next().map_or(1, |l| l.keys.dim(0) as usize)
+    }
+
+    /// A copy that can be extended without touching this one. It shares the buffers until one
+    /// of the two writes: then MLX copies (a buffer held twice is never written in place).
     pub fn fork(&self) -> Self {
         self.clone()
     }
@@ -61,30 +84,9 @@ impl KvCache {
             self.clear();
             return Ok(());
         }
-        let n = len as i32;
-        for (k, v) in self.layers.iter_mut().flatten() {
-            *k = k.try_index((.., .., 0..n, ..))?;
-            *v = v.try_index((.., .., 0..n, ..))?;
-        }
         self.tokens.truncate(len);
         self.next_logprobs = None;
         Ok(())
-    }
-
-    /// Keeps the given batch rows, in this order (beam search reorders hypotheses this way).
-    pub fn select_rows(&mut self, rows: &[u32]) -> Result<()> {
-        let idx = Array::from_slice(rows, &[rows.len() as i32]);
-        for (k, v) in self.layers.iter_mut().flatten() {
-            *k = k.take_axis(&idx, 0)?;
-            *v = v.take_axis(&idx, 0)?;
-        }
-        self.next_logprobs = None;
-        Ok(())
-    }
-
-    /// Rows in the cache (1 for a context; more in a scoring or search fork).
-    pub fn rows(&self) -> usize {
-        self.layers.iter().flatten().next().map_or(1, |(k, _)| k.dim(0) as usize)
     }
 
     /// Trims to the longest common prefix of the cached tokens and `tokens`; returns its length.
@@ -93,4 +95,63 @@ impl KvCache {
         self.trim(common)?;
         Ok(common)
     }
+
+    /// Keeps the given batch rows, in this order (beam search reorders hypotheses this way).
+    pub fn select_rows(&mut self, rows: &[u32]) -> Result<()> {
+        let idx = Array::from_slice(rows, &[rows.len() as i32]);
+        for l in self.layers.iter_mut().flatten() {
+            l.keys = l.keys.take_axis(&idx, 0)?;
+            l.values = l.values.take_axis(&idx, 0)?;
+        }
+        self.next_logprobs = None;
+        Ok(())
+    }
+
+    /// Writes `keys`/`values` ([batch, kv_heads, new, head_dim]) of layer `layer` at the current
+    /// offset and returns views of everything cached in that layer, [batch, kv_heads, offset +
+    /// new, head_dim]. A batch-1 cache extended by a batch of b rows is broadcast to b rows.
+    pub(crate) fn append(&mut self, layer: usize, keys: Array, values: Array) -> Result<(Array, Array)> {
+        let offset = self.offset() as i32;
+        let [b, heads, new, dim] = keys.shape().try_into().expect("keys are [batch, heads, len, dim]");
+        let end = offset + new;
+        if self.layers.len() <= layer {
+            self.layers.resize(layer + 1, None);
+        }
+        let slot = &mut self.layers[layer];
+        let needed = end as usize;
+        let grow = |old: Option<&Array>, fresh: &Array| -> Result<Array> {
+            let capacity = needed.div_ceil(STEP) * STEP;
+            let zeros = ops::zeros_dtype(&[b, heads, capacity as i32 - offset, dim], fresh.dtype())?;
+            Ok(match old {
+                Some(o) if offset > 0 => ops::concatenate(&[broadcast(&o.try_index((.., .., 0..offset, ..))?, b)?, zeros], 2)?,
+                _ => zeros,
+            })
+        };
+        let kv = match slot.take() {
+            Some(l) if l.keys.dim(2) as usize >= needed => LayerKv { keys: broadcast(&l.keys, b)?, values: broadcast(&l.values, b)? },
+            Some(l) => LayerKv { keys: grow(Some(&l.keys), &keys)?, values: grow(Some(&l.values), &values)? },
+            None => LayerKv { keys: grow(None, &keys)?, values: grow(None, &values)? },
+        };
+        let mut kv = kv;
+        kv.keys.try_index_mut((.., .., offset..end, ..), &keys)?;
+        kv.values.try_index_mut((.., .., offset..end, ..), &values)?;
+        let out = (kv.keys.try_index((.., .., 0..end, ..))?, kv.values.try_index((.., .., 0..end, ..))?);
+        *slot = Some(kv);
+        Ok(out)
+    }
+
+    /// Every buffer, for evaluating them together with a forward's outputs.
+    pub(crate) fn arrays(&self) -> impl Iterator<Item = &Array> {
+        self.layers.iter().flatten().flat_map(|l| [&l.keys, &l.values])
+    }
+}
+
+/// `a` with its batch axis broadcast to `b` rows (a no-op when it has them).
+fn broadcast(a: &Array, b: i32) -> Result<Array> {
+    if a.dim(0) == b {
+        return Ok(a.clone());
+    }
+    let mut shape = a.shape().to_vec();
+    shape[0] = b;
+    Ok(ops::broadcast_to(a, &shape)?)
 }

@@ -16,7 +16,7 @@ mod safetensors_check;
 mod tokenizer;
 mod weights;
 
-pub use cache::KvCache;
+pub use cache::{KvCache, STEP as KV_STEP};
 pub use config::{Arch, ModelConfig, Rope};
 pub use error::{ModelError, Result};
 pub use model::{CandidateScore, Format, LoadOptions, Model, ModelInfo, Prefill};

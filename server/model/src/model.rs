@@ -149,7 +149,6 @@ impl Model {
         if x.dtype() != self.info.compute_dtype {
             x = x.as_dtype(self.info.compute_dtype)?;
         }
-        cache.layers.resize(c.n_layers, None);
         let scale = 1.0 / (hd as f32).sqrt();
         let rope = |a: &Array| -> Result<Array> {
             let r = &c.rope;
@@ -158,7 +157,7 @@ impl Model {
                 None => fast::rope(a, hd, r.traditional, r.base, r.scale, offset as i32, None)?,
             })
         };
-        for (layer, slot) in self.weights.layers.iter().zip(cache.layers.iter_mut()) {
+        for (i, layer) in self.weights.layers.iter().enumerate() {
             let h = fast::rms_norm(&x, Some(&layer.attn_norm), c.rms_eps)?;
             // [b, l, n * hd] -> [b, l, n, hd] (-> per-head norm) -> [b, n, l, hd]
             let split = |a: Array, n: i32, norm: &Option<Array>| -> Result<Array> {
@@ -172,21 +171,7 @@ impl Model {
             let q = rope(&split(layer.q.apply(&h)?, heads, &layer.q_norm)?)?;
             let k = rope(&split(layer.k.apply(&h)?, kv_heads, &layer.k_norm)?)?;
             let v = split(layer.v.apply(&h)?, kv_heads, &None)?;
-            let (k, v) = match slot.take() {
-                Some((pk, pv)) => {
-                    // A batch-1 prefix shared by b scoring rows is broadcast, not copied per row.
-                    let grow = |p: Array| -> Result<Array> {
-                        if p.dim(0) == b {
-                            Ok(p)
-                        } else {
-                            Ok(ops::broadcast_to(&p, &[b, kv_heads, offset as i32, hd])?)
-                        }
-                    };
-                    (ops::concatenate(&[grow(pk)?, k], 2)?, ops::concatenate(&[grow(pv)?, v], 2)?)
-                }
-                None => (k, v),
-            };
-            *slot = Some((k.clone(), v.clone()));
+            let (k, v) = cache.append(i, k, v)?; // [b, kv_heads, offset + l, hd]
             // Causal with the cache: MLX aligns the mask to the last key (query i sees keys
             // up to offset + i); a single query sees everything.
             let mask = (l > 1).then_some(ScaledDotProductAttentionMask::Causal);
@@ -318,8 +303,7 @@ impl Model {
 /// Evaluates `outputs` together with the cache's keys and values, so that no lazy graph
 /// outlives the call (the next keystroke must not re-run this one's work).
 fn eval_cache<'a>(cache: &'a KvCache, outputs: impl IntoIterator<Item = &'a Array>) -> Result<()> {
-    let kv = cache.layers.iter().flatten().flat_map(|(k, v)| [k, v]);
-    mlx_rs::transforms::eval(outputs.into_iter().chain(kv))?;
+    mlx_rs::transforms::eval(outputs.into_iter().chain(cache.arrays()))?;
     Ok(())
 }
 

@@ -1,17 +1,18 @@
 //! Laya's forward matches MLX's own Python implementation (mlx-lm's model classes, run live)
 //! on the default GGUF and on tiny checkpoints of every supported mlx-lm architecture.
 //!
-//! Tolerance: with MLX's own kernels both sides run the same ops on the same f32 activations and
-//! 4/8-bit weights: measured bit-identical (max |diff| 0); we allow 1e-4. With Laya's CPU kernels
-//! (the default on x86) only the summation order of the matmuls differs: measured 1.2e-4 on the
-//! default model's logits (magnitude ~10-30, 30 layers); we allow 1e-3. A real error (a wrong
-//! rope, norm or mask, a misread nibble) moves logits by 0.1-10.
+//! Tolerance: both sides run the same ops on the same f32 activations and 4/8-bit weights; only
+//! the summation order of matmuls can differ. With MLX's kernels and the same BLAS the logits were
+//! bit-identical; Laya's set-up gives MLX OpenBLAS for its float matmuls (attention), which moved
+//! them by 1.1e-4, and Laya's CPU quantized kernels by 1.2e-4 (logits are ~10-30 in magnitude,
+//! after 30 layers). We allow 1e-3. A real error (a wrong rope, norm or mask, a misread nibble)
+//! moves logits by 0.1-10.
 
 mod common;
 use common::*;
 use laya_model::{LoadOptions, Model};
 
-const TOL_MLX_KERNELS: f32 = 1e-4;
+const TOL_MLX_KERNELS: f32 = 1e-3;
 const TOL_LAYA_KERNELS: f32 = 1e-3;
 
 /// Loads `path` both ways: (MLX's kernels, tolerance), (Laya's kernels, tolerance) when built.

@@ -1,6 +1,7 @@
 //! The command-line subcommands, one file each, and what they share: loading the model with
 //! a clear error, timing, and writing to stdout.
 
+pub mod bench;
 pub mod complete;
 pub mod doctor;
 pub mod rank;
