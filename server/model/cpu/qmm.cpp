@@ -382,6 +382,25 @@ void qmm(Qmm q) {
 // ---------------------------------------------------------------------------------------------
 // The MLX primitive.
 
+// `a`'s elements in row-major order: its own data when it is laid out so, else a copy in `buf`.
+template <typename T>
+const T* row_major(const mx::array& a, std::vector<T>& buf) {
+  if (a.flags().row_contiguous) return a.data<T>();
+  buf.resize(a.size());
+  const T* src = a.data<T>();
+  const auto& shape = a.shape();
+  const auto& strides = a.strides();
+  const int nd = a.ndim();
+  std::vector<int> idx(nd, 0);
+  for (size_t i = 0; i < buf.size(); ++i) {
+    int64_t off = 0;
+    for (int d = 0; d < nd; ++d) off += static_cast<int64_t>(idx[d]) * strides[d];
+    buf[i] = src[off];
+    for (int d = nd - 1; d >= 0 && ++idx[d] == shape[d]; --d) idx[d] = 0;
+  }
+  return buf.data();
+}
+
 class LayaQuantizedMatmul : public mx::Primitive {
  public:
   LayaQuantizedMatmul(mx::Stream s, int group, int bits) : mx::Primitive(s), group_(group), bits_(bits) {}
@@ -403,8 +422,12 @@ class LayaQuantizedMatmul : public mx::Primitive {
     enc.dispatch([x = mx::array::unsafe_weak_copy(x), w = mx::array::unsafe_weak_copy(w),
                   s = mx::array::unsafe_weak_copy(s), b = mx::array::unsafe_weak_copy(b),
                   out = mx::array::unsafe_weak_copy(out), M, N, K, g = group_, bits = bits_]() mutable {
-      qmm(Qmm{x.data<float>(), w.data<uint8_t>(), s.data<float>(), b.data<float>(), out.data<float>(), M, N, K,
-              g, bits});
+      // Inputs that are views (a transposed or sliced x) are gathered here rather than through
+      // an extra graph node per call.
+      std::vector<float> xs, ss, bs;
+      std::vector<uint32_t> ws;
+      qmm(Qmm{row_major(x, xs), reinterpret_cast<const uint8_t*>(row_major(w, ws)), row_major(s, ss),
+              row_major(b, bs), out.data<float>(), M, N, K, g, bits});
     });
   }
 
@@ -438,11 +461,8 @@ mx::array laya_quantized_matmul(const mx::array& x_in, const mx::array& w, const
   auto s = mx::default_stream(mx::Device::cpu);
   auto shape = x_in.shape();
   shape.back() = N;
-  // The kernel reads row-major data; contiguous() is free when the inputs already are.
-  std::vector<mx::array> inputs{mx::contiguous(x_in, false, s), mx::contiguous(w, false, s),
-                                mx::contiguous(scales, false, s), mx::contiguous(biases, false, s)};
   return mx::array(std::move(shape), mx::float32, std::make_shared<LayaQuantizedMatmul>(s, group, bits),
-                   std::move(inputs));
+                   {x_in, w, scales, biases});
 }
 
 void set_error(char* err, size_t len, const char* msg) {

@@ -168,9 +168,10 @@ impl Model {
                 };
                 Ok(a.transpose_axes(&[0, 2, 1, 3])?)
             };
-            let q = rope(&split(layer.q.apply(&h)?, heads, &layer.q_norm)?)?;
-            let k = rope(&split(layer.k.apply(&h)?, kv_heads, &layer.k_norm)?)?;
-            let v = split(layer.v.apply(&h)?, kv_heads, &None)?;
+            let [q, k, v]: [Array; 3] = layer.qkv.apply(&h)?.try_into().expect("q, k and v");
+            let q = rope(&split(q, heads, &layer.q_norm)?)?;
+            let k = rope(&split(k, kv_heads, &layer.k_norm)?)?;
+            let v = split(v, kv_heads, &None)?;
             let (k, v) = cache.append(i, k, v)?; // [b, kv_heads, offset + l, hd]
             // Causal with the cache: MLX aligns the mask to the last key (query i sees keys
             // up to offset + i); a single query sees everything.
@@ -179,7 +180,8 @@ impl Model {
             let a = a.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, heads * hd])?;
             x = x.add(layer.o.apply(&a)?)?;
             let h = fast::rms_norm(&x, Some(&layer.mlp_norm), c.rms_eps)?;
-            let g = nn::silu(layer.gate.apply(&h)?)?.multiply(layer.up.apply(&h)?)?;
+            let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
+            let g = nn::silu(gate)?.multiply(up)?;
             x = x.add(layer.down.apply(&g)?)?;
         }
         cache.tokens.extend_from_slice(&batch[0]);

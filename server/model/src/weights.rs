@@ -59,6 +59,48 @@ impl Linear {
         })
     }
 
+    /// The rows of `parts` stacked into one map, when all store their weights the same way.
+    fn stack(parts: &[Linear]) -> Result<Option<Linear>> {
+        let cat = |arrays: Vec<&Array>| -> Result<Array> { Ok(ops::concatenate(&arrays, 0)?) };
+        let biases: Vec<&Array> = parts.iter().filter_map(|p| p.bias.as_ref()).collect();
+        if !(biases.is_empty() || biases.len() == parts.len()) {
+            return Ok(None);
+        }
+        let bias = if biases.is_empty() { None } else { Some(cat(biases)?) };
+        let kind = match parts.first().map(|p| &p.kind) {
+            Some(LinearKind::Quantized { group_size, bits, laya_cpu, .. }) => {
+                let mut w = vec![];
+                let mut sc = vec![];
+                let mut bi = vec![];
+                for p in parts {
+                    match &p.kind {
+                        LinearKind::Quantized { w: pw, scales, biases, group_size: g, bits: b, laya_cpu: l }
+                            if g == group_size && b == bits && l == laya_cpu =>
+                        {
+                            w.push(pw);
+                            sc.push(scales);
+                            bi.push(biases);
+                        }
+                        _ => return Ok(None),
+                    }
+                }
+                LinearKind::Quantized { w: cat(w)?, scales: cat(sc)?, biases: cat(bi)?, group_size: *group_size, bits: *bits, laya_cpu: *laya_cpu }
+            }
+            Some(LinearKind::Dense { .. }) => {
+                let mut w = vec![];
+                for p in parts {
+                    match &p.kind {
+                        LinearKind::Dense { w: pw } => w.push(pw),
+                        _ => return Ok(None),
+                    }
+                }
+                LinearKind::Dense { w: cat(w)? }
+            }
+            None => return Ok(None),
+        };
+        Ok(Some(Linear { kind, bias }))
+    }
+
     /// "4-bit g32", "8-bit g64", "f32".
     pub(crate) fn describe(&self) -> String {
         match &self.kind {
@@ -77,18 +119,57 @@ impl Linear {
     }
 }
 
+/// Linear maps of the same input, fused into one matrix (rows stacked) when their storage
+/// matches, so a layer runs one matmul for q, k and v and one for gate and up: on MLX's CPU
+/// backend each graph node costs microseconds, and a decode step is mostly such overhead.
+pub(crate) struct Projections {
+    fused: Option<Linear>,
+    parts: Vec<Linear>,
+    /// Output sizes of the parts, in order.
+    sizes: Vec<i32>,
+}
+
+impl Projections {
+    fn new(parts: Vec<Linear>, sizes: Vec<i32>) -> Result<Self> {
+        let fused = Linear::stack(&parts)?;
+        Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes })
+    }
+
+    /// x: [..., in] -> one [..., size_i] per part.
+    pub(crate) fn apply(&self, x: &Array) -> Result<Vec<Array>> {
+        match &self.fused {
+            Some(f) => {
+                let y = f.apply(x)?;
+                let mut at = Vec::with_capacity(self.sizes.len());
+                let mut end = 0;
+                for s in &self.sizes[..self.sizes.len() - 1] {
+                    end += s;
+                    at.push(end);
+                }
+                Ok(y.split_at_indices(&at, -1)?)
+            }
+            None => self.parts.iter().map(|p| p.apply(x)).collect(),
+        }
+    }
+
+    fn first(&self) -> Option<&Linear> {
+        self.fused.as_ref().or(self.parts.first())
+    }
+
+    fn arrays(&self) -> Vec<&Array> {
+        self.fused.iter().chain(&self.parts).flat_map(Linear::arrays).collect()
+    }
+}
+
 pub(crate) struct Layer {
-    pub attn_norm: Array, // [hidden]
-    pub q: Linear,        // [heads * head_dim, hidden]
-    pub k: Linear,        // [kv_heads * head_dim, hidden]
-    pub v: Linear,        // [kv_heads * head_dim, hidden]
-    pub o: Linear,        // [hidden, heads * head_dim]
+    pub attn_norm: Array,     // [hidden]
+    pub qkv: Projections,     // q [heads * head_dim], k and v [kv_heads * head_dim], of [hidden]
+    pub o: Linear,            // [hidden, heads * head_dim]
     pub q_norm: Option<Array>, // [head_dim] (Qwen3)
     pub k_norm: Option<Array>, // [head_dim] (Qwen3)
-    pub mlp_norm: Array,  // [hidden]
-    pub gate: Linear,     // [intermediate, hidden]
-    pub up: Linear,       // [intermediate, hidden]
-    pub down: Linear,     // [hidden, intermediate]
+    pub mlp_norm: Array,      // [hidden]
+    pub gate_up: Projections, // gate and up, [intermediate] each, of [hidden]
+    pub down: Linear,         // [hidden, intermediate]
 }
 
 pub(crate) struct Weights {
@@ -110,7 +191,9 @@ impl Weights {
         for l in &self.layers {
             v.extend([&l.attn_norm, &l.mlp_norm]);
             v.extend(l.q_norm.iter().chain(l.k_norm.iter()));
-            for lin in [&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down] {
+            v.extend(l.qkv.arrays());
+            v.extend(l.gate_up.arrays());
+            for lin in [&l.o, &l.down] {
                 v.extend(lin.arrays());
             }
         }
@@ -126,7 +209,7 @@ impl Weights {
     }
 
     pub(crate) fn describe_quantization(&self) -> String {
-        let linear = self.layers.first().map(|l| l.q.describe()).unwrap_or_default();
+        let linear = self.layers.first().and_then(|l| l.qkv.first()).map(Linear::describe).unwrap_or_default();
         format!("{linear} linear layers, {} embedding", self.embed.describe())
     }
 }
@@ -280,19 +363,30 @@ impl Loader<'_> {
         for i in 0..c.n_layers {
             let n = |p| (names.layer)(i, p);
             let w = |p| format!("{}.weight", (names.layer)(i, p));
-            layers.push(Layer {
+            let (q, kv) = ((c.n_heads * hd) as i32, (c.n_kv_heads * hd) as i32);
+            let qkv = vec![
+                self.linear(&n(Part::Q), c.n_heads * hd, h, c.qkv_bias)?,
+                self.linear(&n(Part::K), c.n_kv_heads * hd, h, c.qkv_bias)?,
+                self.linear(&n(Part::V), c.n_kv_heads * hd, h, c.qkv_bias)?,
+            ];
+            let gate_up = vec![
+                self.linear(&n(Part::Gate), c.intermediate, h, false)?,
+                self.linear(&n(Part::Up), c.intermediate, h, false)?,
+            ];
+            let layer = Layer {
                 attn_norm: self.vector(&w(Part::AttnNorm), h)?,
-                q: self.linear(&n(Part::Q), c.n_heads * hd, h, c.qkv_bias)?,
-                k: self.linear(&n(Part::K), c.n_kv_heads * hd, h, c.qkv_bias)?,
-                v: self.linear(&n(Part::V), c.n_kv_heads * hd, h, c.qkv_bias)?,
+                qkv: Projections::new(qkv, vec![q, kv, kv])?,
                 o: self.linear(&n(Part::O), h, c.n_heads * hd, false)?,
                 q_norm: if c.qk_norm { Some(self.vector(&w(Part::QNorm), hd)?) } else { None },
                 k_norm: if c.qk_norm { Some(self.vector(&w(Part::KNorm), hd)?) } else { None },
                 mlp_norm: self.vector(&w(Part::MlpNorm), h)?,
-                gate: self.linear(&n(Part::Gate), c.intermediate, h, false)?,
-                up: self.linear(&n(Part::Up), c.intermediate, h, false)?,
+                gate_up: Projections::new(gate_up, vec![c.intermediate as i32; 2])?,
                 down: self.linear(&n(Part::Down), h, c.intermediate, false)?,
-            });
+            };
+            // Materialize the stacked matrices now, one layer at a time, so the separate ones
+            // are freed as we go rather than all held until the end.
+            mlx_rs::transforms::eval(layer.qkv.arrays().into_iter().chain(layer.gate_up.arrays()))?;
+            layers.push(layer);
         }
         let norm = self.vector(&format!("{}.weight", names.norm), h)?;
         let head = if c.tie_embeddings { None } else { Some(self.linear(names.head, c.vocab, h, false)?) };
