@@ -21,6 +21,15 @@ mod ffi {
             err: *mut c_char,
             err_len: usize,
         ) -> c_int;
+        pub fn laya_attention(
+            out: *mut *mut c_void,
+            q: *const c_void,
+            k: *const c_void,
+            v: *const c_void,
+            scale: f32,
+            err: *mut c_char,
+            err_len: usize,
+        ) -> c_int;
         pub fn laya_cpu_isa() -> c_int;
         pub fn laya_cpu_threads() -> c_int;
     }
@@ -51,37 +60,50 @@ pub fn describe() -> String {
     }
 }
 
+/// Calls one of the kernels' C entry points, which store a new array handle or an error message.
+#[cfg(laya_cpu_kernels)]
+fn call(what: &str, f: impl FnOnce(*mut *mut std::ffi::c_void, *mut std::ffi::c_char, usize) -> std::ffi::c_int) -> Result<Array> {
+    let mut out: *mut std::ffi::c_void = std::ptr::null_mut();
+    let mut err = [0 as std::ffi::c_char; 512];
+    if f(&mut out, err.as_mut_ptr(), err.len()) != 0 {
+        // SAFETY: the kernel wrote a NUL-terminated message into `err`.
+        let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
+        return Err(ModelError::Mlx(format!("{what}: {msg}")));
+    }
+    // SAFETY: on success `out` is a fresh heap mlx::core::array in mlx-c's handle layout; the
+    // returned Array owns and frees it.
+    Ok(unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: out }) })
+}
+
+#[cfg(not(laya_cpu_kernels))]
+fn call(
+    what: &str,
+    _f: impl FnOnce(*mut *mut std::ffi::c_void, *mut std::ffi::c_char, usize) -> std::ffi::c_int,
+) -> Result<Array> {
+    Err(ModelError::Mlx(format!("{what}: Laya's CPU kernels are not built into this binary")))
+}
+
 /// x [..., K] f32 times the affine-quantized [N, K] matrix (w, scales, biases; f32 scales and
 /// biases), transposed: [..., N]. Same contract as `mlx_rs::ops::quantized_matmul(.., true, ..)`.
-#[allow(unused_variables)]
 pub fn quantized_matmul(x: &Array, w: &Array, scales: &Array, biases: &Array, group: i32, bits: i32) -> Result<Array> {
-    #[cfg(laya_cpu_kernels)]
-    {
-        let mut out: *mut std::ffi::c_void = std::ptr::null_mut();
-        let mut err = [0 as std::ffi::c_char; 512];
-        // SAFETY: the handles' ctx pointers are live mlx::core::array objects owned by the
-        // arguments; on success `out` is a new heap array that the returned Array owns and frees.
-        let rc = unsafe {
-            ffi::laya_quantized_matmul(
-                &mut out,
-                x.as_ptr().ctx,
-                w.as_ptr().ctx,
-                scales.as_ptr().ctx,
-                biases.as_ptr().ctx,
-                group,
-                bits,
-                err.as_mut_ptr(),
-                err.len(),
-            )
+    // SAFETY (both calls): the ctx pointers are live mlx::core::array objects owned by the arguments.
+    call("laya quantized matmul", |out, err, len| {
+        #[cfg(laya_cpu_kernels)]
+        return unsafe {
+            ffi::laya_quantized_matmul(out, x.as_ptr().ctx, w.as_ptr().ctx, scales.as_ptr().ctx, biases.as_ptr().ctx, group, bits, err, len)
         };
-        if rc != 0 {
-            // SAFETY: the kernel wrote a NUL-terminated message into `err`.
-            let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
-            return Err(ModelError::Mlx(format!("laya quantized matmul: {msg}")));
-        }
-        // SAFETY: `out` is a fresh mlx::core::array* in mlx-c's handle layout.
-        return Ok(unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: out }) });
-    }
-    #[allow(unreachable_code)]
-    Err(ModelError::Mlx("Laya's CPU kernels are not built into this binary".into()))
+        #[allow(unreachable_code)]
+        { let _ = (out, err, len, x, w, scales, biases, group, bits); 1 }
+    })
+}
+
+/// Causal attention of q [B, H, L, D] over k, v [B, KVH, T, D] (f32; KVH divides H): query i
+/// sees keys 0..=T-L+i. k and v may be views of a larger cache buffer. Returns [B, H, L, D].
+pub fn attention(q: &Array, k: &Array, v: &Array, scale: f32) -> Result<Array> {
+    call("laya attention", |out, err, len| {
+        #[cfg(laya_cpu_kernels)]
+        return unsafe { ffi::laya_attention(out, q.as_ptr().ctx, k.as_ptr().ctx, v.as_ptr().ctx, scale, err, len) };
+        #[allow(unreachable_code)]
+        { let _ = (out, err, len, q, k, v, scale); 1 }
+    })
 }

@@ -34,6 +34,8 @@ pub struct ModelInfo {
     pub compute_dtype: Dtype,
     /// Which kernels run the quantized matmuls ("laya AVX-512, 2 threads" or "MLX's").
     pub kernels: String,
+    /// Laya's CPU kernels run the quantized matmuls and short attention blocks.
+    pub cpu_kernels: bool,
 }
 
 pub struct Model {
@@ -60,6 +62,10 @@ pub struct Prefill {
     /// Tokens run through the model.
     pub computed: usize,
 }
+
+/// Query blocks up to this many tokens (keystrokes, decode steps, scoring) take Laya's CPU
+/// attention; longer prefills take MLX's, whose matmuls run on OpenBLAS.
+const LAYA_ATTENTION_MAX_QUERIES: usize = 64;
 
 /// Whether MLX runs on the CPU here (then Laya's own kernels take the quantized matmuls).
 fn on_cpu() -> bool {
@@ -112,6 +118,7 @@ impl Model {
             load_time: start.elapsed(),
             compute_dtype: weights.norm.dtype(),
             kernels: if cpu_kernels { crate::cpu_kernels::describe() } else { "MLX's".into() },
+            cpu_kernels,
         };
         Ok(Model { config, tokenizer, info, weights })
     }
@@ -175,8 +182,12 @@ impl Model {
             let (k, v) = cache.append(i, k, v)?; // [b, kv_heads, offset + l, hd]
             // Causal with the cache: MLX aligns the mask to the last key (query i sees keys
             // up to offset + i); a single query sees everything.
-            let mask = (l > 1).then_some(ScaledDotProductAttentionMask::Causal);
-            let a = fast::scaled_dot_product_attention(&q, &k, &v, scale, mask, None)?; // [b, heads, l, hd]
+            let a = if self.info.cpu_kernels && l as usize <= LAYA_ATTENTION_MAX_QUERIES {
+                crate::cpu_kernels::attention(&q, &k, &v, scale)?
+            } else {
+                let mask = (l > 1).then_some(ScaledDotProductAttentionMask::Causal);
+                fast::scaled_dot_product_attention(&q, &k, &v, scale, mask, None)?
+            }; // [b, heads, l, hd]
             let a = a.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, heads * hd])?;
             x = x.add(layer.o.apply(&a)?)?;
             let h = fast::rms_norm(&x, Some(&layer.mlp_norm), c.rms_eps)?;

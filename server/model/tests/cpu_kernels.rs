@@ -7,6 +7,8 @@
 //! is O(1) relative).
 
 use laya_model::cpu_kernels;
+use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
+use mlx_rs::ops::indexing::TryIndexOp;
 use mlx_rs::{ops, random, Array};
 
 fn check(m: i32, n: i32, k: i32, group: i32, bits: i32) {
@@ -54,6 +56,40 @@ fn matches_mlx_across_shapes() {
     }
 }
 
+/// Laya's attention against MLX's sdpa: keys and values are views of a larger cache buffer,
+/// queries are the last `l` positions (causal, grouped-query). Probabilities are computed with a
+/// polynomial exp (relative error ~2e-7): we allow 1e-5 absolute on outputs of magnitude ~1.
+fn check_attention(b: i32, heads: i32, kv_heads: i32, l: i32, t: i32, d: i32) {
+    let key = random::key((b * 1000 + heads * 100 + l * 10 + t + d) as u64).unwrap();
+    let ks = random::split(&key, 3).unwrap();
+    let q = random::normal::<f32>(&[b, heads, l, d], None, None, &key).unwrap();
+    let kbuf = random::normal::<f32>(&[b, kv_heads, t + 37, d], None, None, &ks.0).unwrap();
+    let vbuf = random::normal::<f32>(&[b, kv_heads, t + 37, d], None, None, &ks.1).unwrap();
+    let k = kbuf.try_index((.., .., 0..t, ..)).unwrap();
+    let v = vbuf.try_index((.., .., 0..t, ..)).unwrap();
+    let scale = 1.0 / (d as f32).sqrt();
+    let mask = (l > 1).then_some(ScaledDotProductAttentionMask::Causal);
+    let mlx = fast::scaled_dot_product_attention(&q, &k, &v, scale, mask, None).unwrap();
+    let ours = cpu_kernels::attention(&q, &k, &v, scale).unwrap();
+    mlx_rs::transforms::eval([&mlx, &ours]).unwrap();
+    assert_eq!(ours.shape(), mlx.shape());
+    let diff = mlx.as_slice::<f32>().iter().zip(ours.as_slice::<f32>()).map(|(a, b)| (a - b).abs()).fold(0.0, f32::max);
+    assert!(diff < 1e-5, "b{b} h{heads}/{kv_heads} l{l} t{t} d{d}: max diff {diff}");
+}
+
+#[test]
+fn matches_mlx_attention() {
+    if !cpu_kernels::available() {
+        return;
+    }
+    // decode (1 query), a keystroke (2), scoring rows (8 x 3), a prompt block (26 of 26);
+    // head dims of the default model (64), Qwen3 (128), and one the vector path cannot take (40).
+    for (b, h, kvh, l, t, d) in [(1, 9, 3, 1, 64, 64), (1, 9, 3, 2, 513, 64), (8, 9, 3, 3, 70, 64), (1, 9, 3, 26, 26, 64), (2, 16, 8, 5, 40, 128), (1, 4, 2, 3, 17, 40)] {
+        check_attention(b, h, kvh, l, t, d);
+    }
+    assert!(cpu_kernels::attention(&Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]), &Array::from_slice(&[1.0f32; 8], &[1, 1, 2, 4]), &Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]), 1.0).is_err(), "k and v of different shapes");
+}
+
 #[test]
 fn the_output_head_shape_matches() {
     if cpu_kernels::available() {
@@ -76,14 +112,14 @@ fn bad_arguments_are_errors_not_crashes() {
     assert!(e.to_string().contains("shapes do not match"), "{e}");
 }
 
-/// Runs this file's shape test again in a child process with other settings: the instruction set
+/// Runs this file's comparisons with MLX again in a child process with other settings: the instruction set
 /// and the thread count are chosen once per process.
 fn rerun_with(env: &[(&str, &str)]) {
     if std::env::var("LAYA_KERNEL_CHILD").is_ok() || !cpu_kernels::available() {
         return;
     }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "matches_mlx_across_shapes", "--test-threads=1"])
+        .args(["matches_mlx", "--test-threads=1"])
         .env("LAYA_KERNEL_CHILD", "1")
         .envs(env.iter().copied())
         .output()
