@@ -69,6 +69,15 @@ def cpu_seconds() -> float:
 
 
 def peak_rss_bytes() -> int:
+    # On Linux ru_maxrss survives exec: a process started by `laya bench` would report laya's own
+    # peak. VmHWM belongs to this process's address space alone.
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(rss if sys.platform == "darwin" else rss * 1024)  # Linux reports KiB, macOS bytes
 
