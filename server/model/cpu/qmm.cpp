@@ -358,6 +358,11 @@ void qmm_range(const Qmm& q, int n0, int n1) {
 }
 
 // Splits the weight rows across the pool when the work is big enough to pay for the hand-off.
+const double kParallelMacs = [] {
+  const char* e = std::getenv("LAYA_PARALLEL_MACS");
+  return e ? std::atof(e) : 4e6;
+}();
+
 void qmm(Qmm q) {
   std::vector<float> permuted;
   if (q.bits == 4 && isa() != Isa::Scalar) {
@@ -367,7 +372,10 @@ void qmm(Qmm q) {
   }
   Pool& pool = Pool::get();
   const double macs = static_cast<double>(q.M) * q.N * q.K;
-  if (pool.threads() == 1 || macs < 200e3 || q.N < 16 * pool.threads()) {
+  // A decode step's matmuls (under ~2M multiply-adds) stay on the calling thread: MLX's own
+  // threads (graph building, the CPU stream) already keep two cores busy then, and a third
+  // thread spinning beside them only takes turns away (measured: decode slower with the helper).
+  if (pool.threads() == 1 || macs < kParallelMacs || q.N < 16 * pool.threads()) {
     qmm_range(q, 0, q.N);
     return;
   }
@@ -584,7 +592,7 @@ void attend(const Attn& a) {
   };
   Pool& pool = Pool::get();
   const double work = static_cast<double>(rows) * a.T * a.D;
-  if (pool.threads() == 1 || work < 100e3) {
+  if (pool.threads() == 1 || work < kParallelMacs) {
     run(0, rows);
     return;
   }
@@ -646,6 +654,205 @@ mx::array make_attention(const mx::array& q, const mx::array& k, const mx::array
 }
 
 // ---------------------------------------------------------------------------------------------
+// A whole transformer block as one MLX primitive, for short query blocks (keystrokes, decode
+// steps, scoring). On MLX's CPU backend each graph node costs ~10-15 us of bookkeeping and a
+// decode step had ~30 nodes per layer: most of its time. Inside, the block runs the same math
+// as the unfused graph with the kernels above; the KV buffers are written in place when MLX can
+// donate them (nobody else holds them), else copied first (a fork keeps its own).
+
+struct QLinear {
+  const uint32_t* w = nullptr;
+  const float* s = nullptr;
+  const float* b = nullptr;
+  const float* bias = nullptr;  // [N] or null
+  int N = 0, K = 0, group = 0, bits = 0;
+};
+
+struct BlockParams {
+  int B, L, D, H, KVH, HD, I;   // batch, queries, hidden, heads, kv heads, head dim, intermediate
+  int offset, cap;              // cached positions before this block; buffer capacity
+  float eps, rope_base, rope_scale;
+  bool rope_traditional, qk_norm, qkv_bias;
+  int qkv_group, qkv_bits, o_group, o_bits, gu_group, gu_bits, down_group, down_bits;
+};
+
+void rms_norm_rows(const float* x, const float* w, float* out, int rows, int n, float eps) {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + static_cast<size_t>(r) * n;
+    float* o = out + static_cast<size_t>(r) * n;
+    double ss = 0;
+    for (int i = 0; i < n; ++i) ss += static_cast<double>(xr[i]) * xr[i];
+    const float inv = 1.0f / std::sqrt(static_cast<float>(ss / n) + eps);
+    for (int i = 0; i < n; ++i) o[i] = w[i] * (xr[i] * inv);
+  }
+}
+
+void linear(const QLinear& l, const float* x, float* out, int M) {
+  qmm(Qmm{x, reinterpret_cast<const uint8_t*>(l.w), l.s, l.b, out, M, l.N, l.K, l.group, l.bits});
+  if (l.bias)
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < l.N; ++n) out[static_cast<size_t>(m) * l.N + n] += l.bias[n];
+}
+
+// Rotates one head vector in place at position `pos`.
+void rope(float* v, int hd, int pos, const BlockParams& p, const float* periods) {
+  const int half = hd / 2;
+  for (int i = 0; i < half; ++i) {
+    const float inv_freq = periods ? 1.0f / periods[i] : std::pow(p.rope_base, -2.0f * i / hd);
+    const float theta = static_cast<float>(pos) * p.rope_scale * inv_freq;
+    const float c = std::cos(theta), s = std::sin(theta);
+    const int a = p.rope_traditional ? 2 * i : i, b = p.rope_traditional ? 2 * i + 1 : i + half;
+    const float x0 = v[a], x1 = v[b];
+    v[a] = x0 * c - x1 * s;
+    v[b] = x0 * s + x1 * c;
+  }
+}
+
+struct BlockIo {
+  const float* x;         // [B, L, D]
+  const float *attn_norm, *mlp_norm, *q_norm, *k_norm, *periods;
+  QLinear qkv, o, gate_up, down;
+  float* kbuf;            // [B, KVH, cap, HD], written at [offset, offset + L)
+  float* vbuf;
+  float* out;             // [B, L, D]
+};
+
+void run_block(const BlockParams& p, const BlockIo& io) {
+  const int M = p.B * p.L, QKV = (p.H + 2 * p.KVH) * p.HD;
+  std::vector<float> h(static_cast<size_t>(M) * p.D), qkv(static_cast<size_t>(M) * QKV);
+  std::vector<float> q(static_cast<size_t>(M) * p.H * p.HD), att(static_cast<size_t>(M) * p.H * p.HD);
+  // Attention half.
+  rms_norm_rows(io.x, io.attn_norm, h.data(), M, p.D, p.eps);
+  linear(io.qkv, h.data(), qkv.data(), M);
+  for (int b = 0; b < p.B; ++b)
+    for (int i = 0; i < p.L; ++i) {
+      float* row = qkv.data() + (static_cast<size_t>(b) * p.L + i) * QKV;
+      const int pos = p.offset + i;
+      for (int hh = 0; hh < p.H + p.KVH; ++hh) {  // queries, then keys: norm (Qwen3) and rope
+        float* v = row + hh * p.HD;
+        if (p.qk_norm) rms_norm_rows(v, hh < p.H ? io.q_norm : io.k_norm, v, 1, p.HD, p.eps);
+        rope(v, p.HD, pos, p, io.periods);
+      }
+      for (int hh = 0; hh < p.H; ++hh)  // q to [B, H, L, HD]
+        std::memcpy(q.data() + ((static_cast<size_t>(b) * p.H + hh) * p.L + i) * p.HD, row + hh * p.HD,
+                    sizeof(float) * p.HD);
+      for (int kv = 0; kv < p.KVH; ++kv) {  // k and v into the cache at pos
+        const size_t at = ((static_cast<size_t>(b) * p.KVH + kv) * p.cap + pos) * p.HD;
+        std::memcpy(io.kbuf + at, row + (p.H + kv) * p.HD, sizeof(float) * p.HD);
+        std::memcpy(io.vbuf + at, row + (p.H + p.KVH + kv) * p.HD, sizeof(float) * p.HD);
+      }
+    }
+  const int64_t ts = p.HD, hs = static_cast<int64_t>(p.cap) * p.HD, bs = hs * p.KVH;
+  std::vector<float> att_bhld(att.size());
+  attend(Attn{q.data(), io.kbuf, io.vbuf, att_bhld.data(), p.B, p.H, p.KVH, p.L, p.HD, p.offset + p.L, bs, hs, ts,
+              bs, hs, ts, 1.0f / std::sqrt(static_cast<float>(p.HD))});
+  for (int b = 0; b < p.B; ++b)  // [B, H, L, HD] -> [B, L, H * HD]
+    for (int hh = 0; hh < p.H; ++hh)
+      for (int i = 0; i < p.L; ++i)
+        std::memcpy(att.data() + ((static_cast<size_t>(b) * p.L + i) * p.H + hh) * p.HD,
+                    att_bhld.data() + ((static_cast<size_t>(b) * p.H + hh) * p.L + i) * p.HD, sizeof(float) * p.HD);
+  linear(io.o, att.data(), io.out, M);
+  for (size_t j = 0; j < static_cast<size_t>(M) * p.D; ++j) io.out[j] += io.x[j];
+  // MLP half: out += down(silu(gate) * up).
+  std::vector<float> gu(static_cast<size_t>(M) * 2 * p.I), act(static_cast<size_t>(M) * p.I), down(h.size());
+  rms_norm_rows(io.out, io.mlp_norm, h.data(), M, p.D, p.eps);
+  linear(io.gate_up, h.data(), gu.data(), M);
+  for (int m = 0; m < M; ++m) {
+    const float* g = gu.data() + static_cast<size_t>(m) * 2 * p.I;
+    const float* u = g + p.I;
+    float* a = act.data() + static_cast<size_t>(m) * p.I;
+    for (int j = 0; j < p.I; ++j) a[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+  }
+  linear(io.down, act.data(), down.data(), M);
+  for (size_t j = 0; j < down.size(); ++j) io.out[j] += down[j];
+}
+
+class LayaBlock : public mx::Primitive {
+ public:
+  LayaBlock(mx::Stream s, BlockParams p) : mx::Primitive(s), p_(p) {}
+
+  // inputs: 0 x, 1 attn_norm, 2 mlp_norm, 3 q_norm, 4 k_norm, 5 rope periods ([1]-sized dummies
+  // when absent), 6-9 qkv (w, s, b, bias), 10-12 o, 13-15 gate_up, 16-18 down (w, s, b),
+  // 19 kbuf, 20 vbuf.
+  void eval_cpu(const std::vector<mx::array>& in, std::vector<mx::array>& out) override {
+    out[0].set_data(mx::allocator::malloc(out[0].nbytes()));
+    // The KV buffers: take them over when nobody else holds them, else fill fresh ones.
+    bool copy[2];
+    for (int i = 0; i < 2; ++i) {
+      const auto& buf = in[in.size() - 2 + i];
+      copy[i] = !(buf.is_donatable() && buf.flags().row_contiguous);
+      if (copy[i])
+        out[1 + i].set_data(mx::allocator::malloc(out[1 + i].nbytes()));
+      else
+        out[1 + i].copy_shared_buffer(buf);
+    }
+    auto& enc = mx::cpu::get_command_encoder(stream());
+    for (const auto& a : in) enc.set_input_array(a);
+    for (auto& a : out) enc.set_output_array(a);
+    std::vector<mx::array> ins, outs;
+    for (const auto& a : in) ins.push_back(mx::array::unsafe_weak_copy(a));
+    for (const auto& a : out) outs.push_back(mx::array::unsafe_weak_copy(a));
+    enc.dispatch([ins = std::move(ins), outs = std::move(outs), p = p_, copy0 = copy[0], copy1 = copy[1]]() mutable {
+      const bool copies[2] = {copy0, copy1};
+      // Buffers that could not be taken over (shared with a fork, or one row broadcast to a
+      // scoring batch) are copied: only the positions already cached, row by row, by strides.
+      for (int i = 0; i < 2; ++i)
+        if (copies[i]) {
+          const auto& src = ins[ins.size() - 2 + i];
+          const auto& st = src.strides();
+          const float* sp = src.data<float>();
+          float* dp = outs[1 + i].data<float>();
+          for (int b = 0; b < p.B; ++b)
+            for (int kv = 0; kv < p.KVH; ++kv) {
+              const float* from = sp + b * st[0] + kv * st[1];
+              float* to = dp + (static_cast<size_t>(b) * p.KVH + kv) * p.cap * p.HD;
+              if (st[2] == p.HD && st[3] == 1) {
+                std::memcpy(to, from, sizeof(float) * p.offset * p.HD);
+              } else {
+                for (int t = 0; t < p.offset; ++t)
+                  for (int d = 0; d < p.HD; ++d) to[t * p.HD + d] = from[t * st[2] + d * st[3]];
+              }
+            }
+        }
+      std::vector<float> xs;
+      auto lin = [&](int at, int N, int K, int group, int bits, bool bias) {
+        QLinear l;
+        l.w = ins[at].data<uint32_t>();
+        l.s = ins[at + 1].data<float>();
+        l.b = ins[at + 2].data<float>();
+        l.bias = bias ? ins[at + 3].data<float>() : nullptr;
+        l.N = N, l.K = K, l.group = group, l.bits = bits;
+        return l;
+      };
+      const int QKV = (p.H + 2 * p.KVH) * p.HD;
+      BlockIo io{row_major(ins[0], xs),
+                 ins[1].data<float>(),
+                 ins[2].data<float>(),
+                 p.qk_norm ? ins[3].data<float>() : nullptr,
+                 p.qk_norm ? ins[4].data<float>() : nullptr,
+                 ins[5].size() == static_cast<size_t>(p.HD / 2) ? ins[5].data<float>() : nullptr,
+                 lin(6, QKV, p.D, p.qkv_group, p.qkv_bits, p.qkv_bias),
+                 lin(10, p.D, p.H * p.HD, p.o_group, p.o_bits, false),
+                 lin(13, 2 * p.I, p.D, p.gu_group, p.gu_bits, false),
+                 lin(16, p.D, p.I, p.down_group, p.down_bits, false),
+                 outs[1].data<float>(),
+                 outs[2].data<float>(),
+                 outs[0].data<float>()};
+      run_block(p, io);
+    });
+  }
+
+  void eval_gpu(const std::vector<mx::array>&, std::vector<mx::array>&) override {
+    throw std::runtime_error("[laya_block] runs on the CPU only");
+  }
+
+  const char* name() const override { return "LayaBlock"; }
+
+ private:
+  BlockParams p_;
+};
+
+// ---------------------------------------------------------------------------------------------
 // C ABI for Rust. Arrays cross as mlx-c's handles: `struct mlx_array { void* ctx; }` where ctx
 // points to a heap `mlx::core::array` (mlx-c 0.7's representation, pinned through mlx-sys 0.7.0).
 
@@ -672,6 +879,41 @@ int laya_attention(void** out, const void* q, const void* k, const void* v, floa
     auto r = make_attention(*static_cast<const mx::array*>(q), *static_cast<const mx::array*>(k),
                             *static_cast<const mx::array*>(v), scale);
     *out = new mx::array(std::move(r));
+    return 0;
+  } catch (const std::exception& e) {
+    set_error(err, err_len, e.what());
+    return 1;
+  }
+}
+
+// One transformer block (see LayaBlock) over 21 input handles in the documented order; stores
+// three new handles: the block's output and the two KV buffers.
+int laya_block(void** outs, const void* const* inputs, const int* iparams, const float* fparams, char* err,
+               size_t err_len) {
+  try {
+    BlockParams p{};
+    p.B = iparams[0], p.L = iparams[1], p.D = iparams[2], p.H = iparams[3], p.KVH = iparams[4], p.HD = iparams[5];
+    p.I = iparams[6], p.offset = iparams[7], p.cap = iparams[8];
+    p.rope_traditional = iparams[9], p.qk_norm = iparams[10], p.qkv_bias = iparams[11];
+    p.qkv_group = iparams[12], p.qkv_bits = iparams[13], p.o_group = iparams[14], p.o_bits = iparams[15];
+    p.gu_group = iparams[16], p.gu_bits = iparams[17], p.down_group = iparams[18], p.down_bits = iparams[19];
+    p.eps = fparams[0], p.rope_base = fparams[1], p.rope_scale = fparams[2];
+    std::vector<mx::array> in;
+    for (int i = 0; i < 21; ++i) in.push_back(*static_cast<const mx::array*>(inputs[i]));
+    const auto& kbuf = in[19];
+    if (in[0].dtype() != mx::float32 || in[0].ndim() != 3 || in[0].shape(0) != p.B || in[0].shape(1) != p.L ||
+        in[0].shape(2) != p.D)
+      throw std::invalid_argument("x must be [B, L, D] float32");
+    if (kbuf.ndim() != 4 || kbuf.shape(0) != p.B || kbuf.shape(1) != p.KVH || kbuf.shape(2) != p.cap ||
+        kbuf.shape(3) != p.HD || in[20].shape() != kbuf.shape() || p.offset + p.L > p.cap)
+      throw std::invalid_argument("KV buffers must be [B, KVH, cap, HD] with room for the block");
+    for (int bits : {p.qkv_bits, p.o_bits, p.gu_bits, p.down_bits})
+      if (bits != 4 && bits != 8) throw std::invalid_argument("linear layers must be 4- or 8-bit");
+    if (p.H % p.KVH != 0 || p.HD % 2 != 0) throw std::invalid_argument("bad head configuration");
+    auto s = mx::default_stream(mx::Device::cpu);
+    auto res = mx::array::make_arrays({in[0].shape(), kbuf.shape(), kbuf.shape()},
+                                      {mx::float32, mx::float32, mx::float32}, std::make_shared<LayaBlock>(s, p), in);
+    for (int i = 0; i < 3; ++i) outs[i] = new mx::array(std::move(res[i]));
     return 0;
   } catch (const std::exception& e) {
     set_error(err, err_len, e.what());

@@ -140,6 +140,32 @@ impl KvCache {
         Ok(out)
     }
 
+    /// The buffers of layer `layer`, broadcast to `b` rows and grown to hold `needed` positions,
+    /// taken out of the cache (a fused block returns their successors to [`KvCache::put`]).
+    pub(crate) fn take_buffers(&mut self, layer: usize, b: i32, heads: i32, dim: i32, needed: usize) -> Result<(Array, Array)> {
+        let offset = self.offset() as i32;
+        if self.layers.len() <= layer {
+            self.layers.resize(layer + 1, None);
+        }
+        let capacity = needed.div_ceil(STEP) * STEP;
+        let grow = |old: Option<&Array>| -> Result<Array> {
+            let zeros = ops::zeros_dtype(&[b, heads, capacity as i32 - offset, dim], mlx_rs::Dtype::Float32)?;
+            Ok(match old {
+                Some(o) if offset > 0 => ops::concatenate(&[broadcast(&o.try_index((.., .., 0..offset, ..))?, b)?, zeros], 2)?,
+                _ => zeros,
+            })
+        };
+        Ok(match self.layers[layer].take() {
+            Some(l) if l.keys.dim(2) as usize >= needed => (broadcast(&l.keys, b)?, broadcast(&l.values, b)?),
+            Some(l) => (grow(Some(&l.keys))?, grow(Some(&l.values))?),
+            None => (grow(None)?, grow(None)?),
+        })
+    }
+
+    pub(crate) fn put_buffers(&mut self, layer: usize, keys: Array, values: Array) {
+        self.layers[layer] = Some(LayerKv { keys, values });
+    }
+
     /// Every buffer, for evaluating them together with a forward's outputs.
     pub(crate) fn arrays(&self) -> impl Iterator<Item = &Array> {
         self.layers.iter().flatten().flat_map(|l| [&l.keys, &l.values])

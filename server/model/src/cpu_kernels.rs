@@ -30,6 +30,14 @@ mod ffi {
             err: *mut c_char,
             err_len: usize,
         ) -> c_int;
+        pub fn laya_block(
+            outs: *mut *mut c_void,
+            inputs: *const *const c_void,
+            iparams: *const c_int,
+            fparams: *const f32,
+            err: *mut c_char,
+            err_len: usize,
+        ) -> c_int;
         pub fn laya_cpu_isa() -> c_int;
         pub fn laya_cpu_threads() -> c_int;
     }
@@ -106,4 +114,32 @@ pub fn attention(q: &Array, k: &Array, v: &Array, scale: f32) -> Result<Array> {
         #[allow(unreachable_code)]
         { let _ = (out, err, len, q, k, v, scale); 1 }
     })
+}
+
+/// One transformer block in one MLX node (see cpu/qmm.cpp, `LayaBlock`): 21 inputs in the
+/// order documented there, 20 integer and 3 float parameters. Returns (output, keys, values),
+/// the two new KV buffers taking the place of the ones passed in.
+pub(crate) fn block(inputs: &[&Array; 21], iparams: &[i32; 20], fparams: &[f32; 3]) -> Result<(Array, Array, Array)> {
+    #[cfg(laya_cpu_kernels)]
+    {
+        let ptrs: Vec<*const std::ffi::c_void> = inputs.iter().map(|a| a.as_ptr().ctx as *const _).collect();
+        let mut outs: [*mut std::ffi::c_void; 3] = [std::ptr::null_mut(); 3];
+        let mut err = [0 as std::ffi::c_char; 512];
+        // SAFETY: 21 live array handles, 20 ints and 3 floats as laya_block documents; on success
+        // it stores three fresh heap arrays that the returned Arrays own.
+        let rc = unsafe { ffi::laya_block(outs.as_mut_ptr(), ptrs.as_ptr(), iparams.as_ptr(), fparams.as_ptr(), err.as_mut_ptr(), err.len()) };
+        if rc != 0 {
+            // SAFETY: NUL-terminated message written by the kernel.
+            let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
+            return Err(ModelError::Mlx(format!("laya block: {msg}")));
+        }
+        // SAFETY: see above.
+        let [a, b, c] = outs.map(|p| unsafe { Array::from_ptr(mlx_sys::mlx_array { ctx: p }) });
+        return Ok((a, b, c));
+    }
+    #[allow(unreachable_code)]
+    {
+        let _ = (inputs, iparams, fparams);
+        Err(ModelError::Mlx("laya block: Laya's CPU kernels are not built into this binary".into()))
+    }
 }

@@ -14,7 +14,7 @@ use crate::cache::KvCache;
 use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
 use crate::tokenizer::Tokenizer;
-use crate::weights::{Loader, Weights, GGUF_NAMES, MLX_LM_NAMES};
+use crate::weights::{Layer, Linear, Loader, Weights, GGUF_NAMES, MLX_LM_NAMES};
 use crate::{gguf, safetensors_check};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +43,8 @@ pub struct Model {
     pub tokenizer: Tokenizer,
     pub info: ModelInfo,
     weights: Weights,
+    /// A one-element array standing in for absent inputs of the fused block kernel.
+    dummy: Array,
 }
 
 /// Log-probs of one candidate continuation.
@@ -120,7 +122,7 @@ impl Model {
             kernels: if cpu_kernels { crate::cpu_kernels::describe() } else { "MLX's".into() },
             cpu_kernels,
         };
-        Ok(Model { config, tokenizer, info, weights })
+        Ok(Model { config, tokenizer, info, weights, dummy: Array::from_slice(&[0f32], &[1]) })
     }
 
     fn check_ids(&self, ids: &[u32]) -> Result<()> {
@@ -164,7 +166,14 @@ impl Model {
                 None => fast::rope(a, hd, r.traditional, r.base, r.scale, offset as i32, None)?,
             })
         };
+        let fused = self.info.cpu_kernels && l as usize <= LAYA_ATTENTION_MAX_QUERIES;
         for (i, layer) in self.weights.layers.iter().enumerate() {
+            if fused {
+                if let Some(out) = self.fused_block(layer, i, &x, cache, b, l, offset)? {
+                    x = out;
+                    continue;
+                }
+            }
             let h = fast::rms_norm(&x, Some(&layer.attn_norm), c.rms_eps)?;
             // [b, l, n * hd] -> [b, l, n, hd] (-> per-head norm) -> [b, n, l, hd]
             let split = |a: Array, n: i32, norm: &Option<Array>| -> Result<Array> {
@@ -198,6 +207,49 @@ impl Model {
         cache.tokens.extend_from_slice(&batch[0]);
         cache.next_logprobs = None;
         Ok(fast::rms_norm(&x, Some(&self.weights.norm), c.rms_eps)?)
+    }
+
+    /// Runs layer `i` as one MLX node with Laya's CPU block kernel, when its weights allow it
+    /// (all quantized matmuls on Laya's kernels, stacked q/k/v and gate/up); None otherwise.
+    #[allow(clippy::too_many_arguments)]
+    fn fused_block(&self, layer: &Layer, i: usize, x: &Array, cache: &mut KvCache, b: i32, l: i32, offset: usize) -> Result<Option<Array>> {
+        let c = &self.config;
+        let parts = (
+            layer.qkv.fused().and_then(Linear::laya_parts),
+            layer.o.laya_parts(),
+            layer.gate_up.fused().and_then(Linear::laya_parts),
+            layer.down.laya_parts(),
+        );
+        let (Some(qkv), Some(o), Some(gu), Some(down)) = parts else { return Ok(None) };
+        if o.5.is_some() || gu.5.is_some() || down.5.is_some() {
+            return Ok(None);
+        }
+        let needed = offset + l as usize;
+        let (kbuf, vbuf) = cache.take_buffers(i, b, c.n_kv_heads as i32, c.head_dim as i32, needed)?;
+        let dummy = &self.dummy;
+        let inputs: [&Array; 21] = [
+            x,
+            &layer.attn_norm,
+            &layer.mlp_norm,
+            layer.q_norm.as_ref().unwrap_or(dummy),
+            layer.k_norm.as_ref().unwrap_or(dummy),
+            self.weights.rope_periods.as_ref().unwrap_or(dummy),
+            qkv.0, qkv.1, qkv.2, qkv.5.unwrap_or(dummy),
+            o.0, o.1, o.2,
+            gu.0, gu.1, gu.2,
+            down.0, down.1, down.2,
+            &kbuf, &vbuf,
+        ];
+        let iparams = [
+            b, l, c.hidden as i32, c.n_heads as i32, c.n_kv_heads as i32, c.head_dim as i32, c.intermediate as i32,
+            offset as i32, kbuf.dim(2), c.rope.traditional as i32, c.qk_norm as i32, qkv.5.is_some() as i32,
+            qkv.3, qkv.4, o.3, o.4, gu.3, gu.4, down.3, down.4,
+        ];
+        let fparams = [c.rms_eps, c.rope.base, c.rope.scale];
+        let (out, k, v) = crate::cpu_kernels::block(&inputs, &iparams, &fparams)?;
+        drop((kbuf, vbuf)); // so that MLX may write the buffers in place
+        cache.put_buffers(i, k, v);
+        Ok(Some(out))
     }
 
     fn logits(&self, hidden: &Array) -> Result<Array> {

@@ -45,6 +45,16 @@ impl Linear {
         })
     }
 
+    /// (w, scales, biases, group, bits, bias) when this map runs on Laya's CPU kernels.
+    pub(crate) fn laya_parts(&self) -> Option<(&Array, &Array, &Array, i32, i32, Option<&Array>)> {
+        match &self.kind {
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true } => {
+                Some((w, scales, biases, *group_size, *bits, self.bias.as_ref()))
+            }
+            _ => None,
+        }
+    }
+
     /// Rows of the matrix (an embedding lookup): ids [n] -> [n, in].
     pub(crate) fn rows(&self, ids: &Array) -> Result<Array> {
         Ok(match &self.kind {
@@ -150,6 +160,11 @@ impl Projections {
             }
             None => self.parts.iter().map(|p| p.apply(x)).collect(),
         }
+    }
+
+    /// The fused map, when the parts could be stacked.
+    pub(crate) fn fused(&self) -> Option<&Linear> {
+        self.fused.as_ref()
     }
 
     fn first(&self) -> Option<&Linear> {
