@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref build demo test clean
+.PHONY: all bootstrap model pyref bench-peers build demo test bench clean
 
 all: build
 
@@ -19,14 +19,22 @@ model:
 pyref: bootstrap
 	@scripts/bootstrap-pyref.sh >/dev/null
 
+# llama.cpp (llama-cpp-python 0.3.16 built from source, ~4 min once) for `laya bench`'s peers.
+bench-peers: pyref
+	@LAYA_JOBS=$${LAYA_JOBS:-2} tests/reference/build-llamacpp.sh >/dev/null
+
 build: bootstrap
 	$(CARGO) build --release --locked
 
 demo: build
 	@scripts/demo.sh $(LAYA)
 
-test: build pyref
+test: build pyref bench-peers
 	$(CARGO) test --release --locked --workspace
+
+# The full benchmark beside llama.cpp and MLX-Python (~15 min): bench.json, bench.svg.
+bench: build bench-peers
+	$(LAYA) bench --out bench.json --svg bench.svg
 
 clean:
 	$(CARGO) clean

@@ -15,7 +15,7 @@ fn json(args: &[&str]) -> Value {
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.trim_end().lines().count(), 1, "--json prints one line: {stdout}");
     let v: Value = serde_json::from_str(&stdout).expect("stdout is JSON");
-    assert!(v["latency_ms"].as_f64().is_some_and(|ms| ms > 0.0) || args[0] == "doctor", "{v}");
+    assert!(v["latency_ms"].as_f64().is_some_and(|ms| ms > 0.0) || ["doctor", "bench"].contains(&args[0]), "{v}");
     v
 }
 
@@ -111,4 +111,50 @@ fn errors_say_what_and_what_to_do() {
     let notes = empty.path().join("notes.txt");
     std::fs::write(&notes, "hello").unwrap();
     fails_with(&["doctor", "--model", notes.to_str().unwrap()], &[], &["not a GGUF file"]);
+}
+
+#[test]
+fn bench_quick_runs_every_workload_and_reports_well_formed_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("bench.svg");
+    let out = dir.path().join("bench.json");
+    let v = json(&["bench", "--quick", "--json", "--peers", "none", "--svg", svg.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let w = &v["engines"]["laya"]["workloads"];
+    for name in ["prefill_64", "prefill_512", "decode_64", "decode_512", "score_8", "append_2"] {
+        let m = w[name]["median_ms"].as_f64().unwrap_or(0.0);
+        assert!(m > 0.0 && w[name]["p10_ms"].as_f64().unwrap() <= m && m <= w[name]["p90_ms"].as_f64().unwrap(), "{name}: {}", w[name]);
+        assert_eq!(w[name]["reps"], 3);
+    }
+    assert_eq!(w["score_8"]["check"]["totals"].as_array().unwrap().len(), 8);
+    assert!(v["engines"]["laya"]["peak_rss_bytes"].as_u64().unwrap() > 100_000_000);
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(saved["engines"]["laya"]["workloads"]["decode_64"]["reps"], 3);
+}
+
+#[test]
+fn bench_runs_its_peers_on_the_same_tokens() {
+    // make test sets up both peers (.deps/llamacpp and .deps/pyref).
+    let v = json(&["bench", "--quick", "--json", "--only", "decode_64,score_8,append_2"]);
+    assert_eq!(v["errors"].as_array().unwrap().len(), 0, "{v}");
+    for peer in ["llama.cpp", "mlx-python"] {
+        let e = &v["engines"][peer];
+        assert!(e["workloads"]["decode_64"]["median_ms"].as_f64().is_some(), "{peer}: {e}");
+        let ratio = v["ratios"][peer]["decode_64"].as_f64().unwrap();
+        assert!(ratio > 0.0, "{peer}");
+        // Same model, same tokens: the same next token after the 64-token prompt + 1.
+        assert_eq!(e["workloads"]["decode_64"]["check"]["argmax"], v["engines"]["laya"]["workloads"]["decode_64"]["check"]["argmax"], "{peer}");
+        // Candidate scores agree to a few tenths of a nat (llama.cpp's batching moves them ~0.2).
+        let ours = v["engines"]["laya"]["workloads"]["score_8"]["check"]["totals"].as_array().unwrap().clone();
+        let theirs = e["workloads"]["score_8"]["check"]["totals"].as_array().unwrap();
+        for (a, b) in ours.iter().zip(theirs) {
+            assert!((a.as_f64().unwrap() - b.as_f64().unwrap()).abs() < 0.35, "{peer}: {ours:?} vs {theirs:?}");
+        }
+    }
+}
+
+#[test]
+fn bench_rejects_bad_arguments() {
+    fails_with(&["bench", "--only", "nonsense"], &[], &["nonsense"]);
+    fails_with(&["bench", "--reps", "0", "--peers", "none"], &[], &["--reps must be at least 1"]);
 }

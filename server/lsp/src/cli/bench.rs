@@ -88,6 +88,8 @@ struct Spec {
     candidates: Vec<Vec<u32>>,
     reps: usize,
     warmup: usize,
+    /// Peers stop a workload after this much timed work (MLX-Python's prefill_512 takes ~50 s).
+    max_seconds: f64,
 }
 
 const WORKLOADS: [&str; 6] = ["prefill_64", "prefill_512", "decode_64", "decode_512", "score_8", "append_2"];
@@ -102,7 +104,7 @@ fn spec(model: &Model, reps: usize, warmup: usize) -> anyhow::Result<Spec> {
             t
         }))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(Spec { only: vec![], prompt64: ids[..64].to_vec(), prompt512: ids[..512].to_vec(), candidates, reps, warmup })
+    Ok(Spec { only: vec![], prompt64: ids[..64].to_vec(), prompt512: ids[..512].to_vec(), candidates, reps, warmup, max_seconds: 30.0 })
 }
 
 impl Spec {
@@ -110,6 +112,7 @@ impl Spec {
         let (t64, t512) = (self.prompt512[64], self.prompt512[511]);
         let mut v = json!({
             "model": model_path, "threads": threads, "reps": self.reps, "warmup": self.warmup,
+            "max_seconds": self.max_seconds,
             "workloads": {
                 "prefill_64": {"prompt": self.prompt64},
                 "prefill_512": {"prompt": self.prompt512},
@@ -313,6 +316,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let load_ms = ms(start);
     let mut s = spec(&model, reps, warmup)?;
     s.only = args.only.clone();
+    if args.quick {
+        s.max_seconds = 2.0;
+    }
     let n_workloads = WORKLOADS.iter().filter(|w| s.wants(w)).count();
     let steps = n_workloads * (1 + args.mlx_kernels as usize) + peers.len();
     let mut progress = Progress::new(steps);
