@@ -74,8 +74,9 @@ fn on_cpu() -> bool {
     !matches!(mlx_rs::Device::try_default().and_then(|d| d.get_type()), Ok(mlx_rs::DeviceType::Gpu))
 }
 
-/// The dtype activations use: f32 on the CPU, where MLX's 4-bit kernels are 40x slower with
-/// f16 inputs; the checkpoint's own float type on a GPU.
+/// The dtype activations use: f32 on the CPU, where MLX's 4-bit kernels are 40x slower with f16
+/// inputs; on a GPU the checkpoint's own float type, as mlx-lm does: its norms' dtype promotes the
+/// activations (f32 for GGUF files, whose norms are f32: SmolLM2's residual stream overflows f16).
 fn compute_dtype(checkpoint: Dtype) -> Dtype {
     match mlx_rs::Device::try_default().and_then(|d| d.get_type()) {
         Ok(mlx_rs::DeviceType::Gpu) if matches!(checkpoint, Dtype::Float16 | Dtype::Bfloat16) => checkpoint,
@@ -225,7 +226,7 @@ impl Model {
             return Ok(None);
         }
         let needed = offset + l as usize;
-        let (kbuf, vbuf) = cache.take_buffers(i, b, c.n_kv_heads as i32, c.head_dim as i32, needed)?;
+        let (kbuf, vbuf) = cache.take_buffers(i, b, c.n_kv_heads as i32, c.head_dim as i32, needed, Dtype::Float32)?;
         let dummy = &self.dummy;
         let inputs: [&Array; 21] = [
             x,
@@ -288,8 +289,9 @@ impl Model {
         }
         let new = tokens[reused..].to_vec();
         let h = self.hidden(&[new.clone()], cache)?;
-        let last = h.try_index((0, -1))?; // [hidden]
-        let logits = self.logits(&last)?;
+        // [1, hidden]: MLX's CUDA quantized matmul fails on 1-D inputs ("SmallVector out of range").
+        let last = h.try_index((0, -1))?.reshape(&[1, -1])?;
+        let logits = self.logits(&last)?.reshape(&[-1])?; // [vocab]
         let logprobs = logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?; // [vocab]
         eval_cache(cache, [&logprobs])?;
         cache.next_logprobs = Some(logprobs);
@@ -380,8 +382,8 @@ fn load_gguf(path: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, 
     let tensors = mlx_rs::io::GgufFile::load(path)
         .and_then(|f| f.arrays())
         .map_err(|e| ModelError::Corrupt { path: path.to_path_buf(), reason: format!("MLX could not read it: {e}") })?;
-    let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
-    let dtype = compute_dtype(if checkpoint == Dtype::Float32 { Dtype::Float16 } else { checkpoint });
+    let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float32);
+    let dtype = compute_dtype(checkpoint);
     let weights = Loader { path, tensors, dtype, cpu_kernels }.load(&config, &GGUF_NAMES)?;
     Ok((config, tokenizer, weights, Format::Gguf))
 }
