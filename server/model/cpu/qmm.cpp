@@ -694,18 +694,42 @@ void linear(const QLinear& l, const float* x, float* out, int M) {
       for (int n = 0; n < l.N; ++n) out[static_cast<size_t>(m) * l.N + n] += l.bias[n];
 }
 
-// Rotates one head vector in place at position `pos`.
-void rope(float* v, int hd, int pos, const BlockParams& p, const float* periods) {
-  const int half = hd / 2;
-  for (int i = 0; i < half; ++i) {
+// cos and sin of every rotation angle at position `pos` (shared by all heads of a position).
+void rope_table(int hd, int pos, const BlockParams& p, const float* periods, float* cs, float* sn) {
+  for (int i = 0; i < hd / 2; ++i) {
     const float inv_freq = periods ? 1.0f / periods[i] : std::pow(p.rope_base, -2.0f * i / hd);
     const float theta = static_cast<float>(pos) * p.rope_scale * inv_freq;
-    const float c = std::cos(theta), s = std::sin(theta);
-    const int a = p.rope_traditional ? 2 * i : i, b = p.rope_traditional ? 2 * i + 1 : i + half;
-    const float x0 = v[a], x1 = v[b];
-    v[a] = x0 * c - x1 * s;
-    v[b] = x0 * s + x1 * c;
+    cs[i] = std::cos(theta);
+    sn[i] = std::sin(theta);
   }
+}
+
+// Rotates one head vector in place: interleaved pairs (2i, 2i+1) or halves (i, i + hd/2).
+void rope(float* v, int hd, bool traditional, const float* cs, const float* sn) {
+  const int half = hd / 2;
+  for (int i = 0; i < half; ++i) {
+    const int a = traditional ? 2 * i : i, b = traditional ? 2 * i + 1 : i + half;
+    const float x0 = v[a], x1 = v[b];
+    v[a] = x0 * cs[i] - x1 * sn[i];
+    v[b] = x0 * sn[i] + x1 * cs[i];
+  }
+}
+
+// out[j] = silu(g[j]) * u[j], vectorized where AVX-512 is there.
+__attribute__((target("avx512f"))) void swiglu_avx512(const float* g, const float* u, float* out, int n) {
+  int j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 x = _mm512_loadu_ps(g + j);
+    const __m512 e = exp512(_mm512_sub_ps(_mm512_setzero_ps(), x));  // exp(-x); clamped below -87
+    const __m512 sig = _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+    _mm512_storeu_ps(out + j, _mm512_mul_ps(sig, _mm512_loadu_ps(u + j)));
+  }
+  for (; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+}
+
+void swiglu(const float* g, const float* u, float* out, int n) {
+  if (isa() == Isa::Avx512) return swiglu_avx512(g, u, out, n);
+  for (int j = 0; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
 }
 
 struct BlockIo {
@@ -728,10 +752,12 @@ void run_block(const BlockParams& p, const BlockIo& io) {
     for (int i = 0; i < p.L; ++i) {
       float* row = qkv.data() + (static_cast<size_t>(b) * p.L + i) * QKV;
       const int pos = p.offset + i;
+      std::vector<float> cs(p.HD / 2), sn(p.HD / 2);
+      rope_table(p.HD, pos, p, io.periods, cs.data(), sn.data());
       for (int hh = 0; hh < p.H + p.KVH; ++hh) {  // queries, then keys: norm (Qwen3) and rope
         float* v = row + hh * p.HD;
         if (p.qk_norm) rms_norm_rows(v, hh < p.H ? io.q_norm : io.k_norm, v, 1, p.HD, p.eps);
-        rope(v, p.HD, pos, p, io.periods);
+        rope(v, p.HD, p.rope_traditional, cs.data(), sn.data());
       }
       for (int hh = 0; hh < p.H; ++hh)  // q to [B, H, L, HD]
         std::memcpy(q.data() + ((static_cast<size_t>(b) * p.H + hh) * p.L + i) * p.HD, row + hh * p.HD,
@@ -760,8 +786,7 @@ void run_block(const BlockParams& p, const BlockIo& io) {
   for (int m = 0; m < M; ++m) {
     const float* g = gu.data() + static_cast<size_t>(m) * 2 * p.I;
     const float* u = g + p.I;
-    float* a = act.data() + static_cast<size_t>(m) * p.I;
-    for (int j = 0; j < p.I; ++j) a[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+    swiglu(g, u, act.data() + static_cast<size_t>(m) * p.I, p.I);
   }
   linear(io.down, act.data(), down.data(), M);
   for (size_t j = 0; j < down.size(); ++j) io.out[j] += down[j];
