@@ -114,42 +114,32 @@ impl KvCache {
         let offset = self.offset() as i32;
         let [b, heads, new, dim] = keys.shape().try_into().expect("keys are [batch, heads, len, dim]");
         let end = offset + new;
-        if self.layers.len() <= layer {
-            self.layers.resize(layer + 1, None);
-        }
-        let slot = &mut self.layers[layer];
-        let needed = end as usize;
-        let grow = |old: Option<&Array>, fresh: &Array| -> Result<Array> {
-            let capacity = needed.div_ceil(STEP) * STEP;
-            let zeros = ops::zeros_dtype(&[b, heads, capacity as i32 - offset, dim], fresh.dtype())?;
-            Ok(match old {
-                Some(o) if offset > 0 => ops::concatenate(&[broadcast(&o.try_index((.., .., 0..offset, ..))?, b)?, zeros], 2)?,
-                _ => zeros,
-            })
-        };
-        let kv = match slot.take() {
-            Some(l) if l.keys.dim(2) as usize >= needed => LayerKv { keys: broadcast(&l.keys, b)?, values: broadcast(&l.values, b)? },
-            Some(l) => LayerKv { keys: grow(Some(&l.keys), &keys)?, values: grow(Some(&l.values), &values)? },
-            None => LayerKv { keys: grow(None, &keys)?, values: grow(None, &values)? },
-        };
-        let mut kv = kv;
-        kv.keys.try_index_mut((.., .., offset..end, ..), &keys)?;
-        kv.values.try_index_mut((.., .., offset..end, ..), &values)?;
-        let out = (kv.keys.try_index((.., .., 0..end, ..))?, kv.values.try_index((.., .., 0..end, ..))?);
-        *slot = Some(kv);
+        let (mut kb, mut vb) = self.take_buffers(layer, b, heads, dim, end as usize, keys.dtype())?;
+        kb.try_index_mut((.., .., offset..end, ..), &keys)?;
+        vb.try_index_mut((.., .., offset..end, ..), &values)?;
+        let out = (kb.try_index((.., .., 0..end, ..))?, vb.try_index((.., .., 0..end, ..))?);
+        self.put_buffers(layer, kb, vb);
         Ok(out)
     }
 
     /// The buffers of layer `layer`, broadcast to `b` rows and grown to hold `needed` positions,
     /// taken out of the cache (a fused block returns their successors to [`KvCache::put`]).
-    pub(crate) fn take_buffers(&mut self, layer: usize, b: i32, heads: i32, dim: i32, needed: usize) -> Result<(Array, Array)> {
+    pub(crate) fn take_buffers(
+        &mut self,
+        layer: usize,
+        b: i32,
+        heads: i32,
+        dim: i32,
+        needed: usize,
+        dtype: mlx_rs::Dtype,
+    ) -> Result<(Array, Array)> {
         let offset = self.offset() as i32;
         if self.layers.len() <= layer {
             self.layers.resize(layer + 1, None);
         }
         let capacity = needed.div_ceil(STEP) * STEP;
         let grow = |old: Option<&Array>| -> Result<Array> {
-            let zeros = ops::zeros_dtype(&[b, heads, capacity as i32 - offset, dim], mlx_rs::Dtype::Float32)?;
+            let zeros = ops::zeros_dtype(&[b, heads, capacity as i32 - offset, dim], dtype)?;
             Ok(match old {
                 Some(o) if offset > 0 => ops::concatenate(&[broadcast(&o.try_index((.., .., 0..offset, ..))?, b)?, zeros], 2)?,
                 _ => zeros,

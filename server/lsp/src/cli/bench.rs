@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use laya_model::{KvCache, LoadOptions, Model};
 use serde_json::{json, Value};
 
-use super::{ms, out};
+use super::{ms, out, peak_rss_bytes};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -288,12 +288,6 @@ fn run_peer(peer: &str, spec_path: &Path) -> anyhow::Result<Value> {
     serde_json::from_str(stdout.lines().last().unwrap_or("")).with_context(|| format!("{peer} printed no JSON: {stdout}"))
 }
 
-fn peak_rss() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 fn load_average() -> Option<String> {
     std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
@@ -327,7 +321,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let laya = run_laya(&model, &s, &mut progress, "laya")?;
     engines.insert(
         "laya".into(),
-        json!({"engine": "laya", "kernels": model.info.kernels, "load_ms": load_ms, "peak_rss_bytes": peak_rss(), "workloads": laya}),
+        json!({"engine": "laya", "kernels": model.info.kernels, "load_ms": load_ms, "peak_rss_bytes": peak_rss_bytes(), "workloads": laya}),
     );
     drop(model);
     if args.mlx_kernels {

@@ -5,7 +5,7 @@ use std::sync::LazyLock;
 
 use serde_json::json;
 
-use super::{load_model, out};
+use super::{load_model, out, peak_rss_bytes};
 use crate::ModelArgs;
 
 pub static LONG_VERSION: LazyLock<String> = LazyLock::new(|| {
@@ -23,14 +23,6 @@ pub struct Args {
 
 fn mib(bytes: usize) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
-}
-
-/// Peak resident memory of this process (Linux: VmHWM in /proc/self/status).
-fn peak_rss_bytes() -> Option<usize> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -74,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ("activations", format!("{:?}", i.compute_dtype).to_lowercase()),
         ("matmul kernels", i.kernels.clone()),
         ("weights in memory", format!("{:.1} MiB", mib(i.weight_bytes))),
-        ("peak RSS", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", mib(b)))),
+        ("peak RSS", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", mib(b as usize)))),
         ("load time", format!("{load_ms:.0} ms")),
     ];
     for (k, v) in rows {

@@ -39,3 +39,10 @@ pub fn out(s: &str) -> anyhow::Result<()> {
 pub fn visible(text: &str) -> String {
     text.escape_debug().to_string()
 }
+
+/// Peak resident memory of this process (Linux: VmHWM in /proc/self/status; None elsewhere).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
