@@ -360,7 +360,7 @@ void qmm_range(const Qmm& q, int n0, int n1) {
 // Splits the weight rows across the pool when the work is big enough to pay for the hand-off.
 const double kParallelMacs = [] {
   const char* e = std::getenv("LAYA_PARALLEL_MACS");
-  return e ? std::atof(e) : 4e6;
+  return e ? std::atof(e) : 2e5;
 }();
 
 void qmm(Qmm q) {
@@ -372,9 +372,10 @@ void qmm(Qmm q) {
   }
   Pool& pool = Pool::get();
   const double macs = static_cast<double>(q.M) * q.N * q.K;
-  // A decode step's matmuls (under ~2M multiply-adds) stay on the calling thread: MLX's own
-  // threads (graph building, the CPU stream) already keep two cores busy then, and a third
-  // thread spinning beside them only takes turns away (measured: decode slower with the helper).
+  // Tiny matmuls stay on the calling thread: the hand-off costs more than it saves. Measured
+  // (laya bench, A/B interleaved): with a whole layer in one MLX node, MLX's own threads are idle
+  // during a block and splitting even a decode step's 0.5M multiply-adds pays (decode_512 12.7 ->
+  // 10.3 ms); before that fusion, MLX's two busy threads made a third spinning one a loss.
   if (pool.threads() == 1 || macs < kParallelMacs || q.N < 16 * pool.threads()) {
     qmm_range(q, 0, q.N);
     return;
