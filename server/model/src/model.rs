@@ -69,6 +69,20 @@ pub struct Prefill {
 /// attention; longer prefills take MLX's, whose matmuls run on OpenBLAS.
 const LAYA_ATTENTION_MAX_QUERIES: usize = 64;
 
+/// On MLX's CUDA backend Laya's forward gave wrong, run-to-run different answers (H200, Dec
+/// 2026; cause not found yet). Wrong suggestions are worse than slow ones: run on the CPU
+/// instead, unless LAYA_ALLOW_CUDA=1. Metal (macOS) is not affected by this guard.
+fn avoid_cuda_until_it_is_right() {
+    let gpu = matches!(mlx_rs::Device::try_default().and_then(|d| d.get_type()), Ok(mlx_rs::DeviceType::Gpu));
+    if gpu && !cfg!(target_os = "macos") && std::env::var("LAYA_ALLOW_CUDA").as_deref() != Ok("1") {
+        tracing::warn!(
+            "MLX's CUDA backend gives wrong results with Laya's forward (a known, open issue): running on the \
+             CPU. Set LAYA_ALLOW_CUDA=1 to use the GPU anyway."
+        );
+        mlx_rs::Device::set_default(&mlx_rs::Device::cpu());
+    }
+}
+
 /// Whether MLX runs on the CPU here (then Laya's own kernels take the quantized matmuls).
 fn on_cpu() -> bool {
     !matches!(mlx_rs::Device::try_default().and_then(|d| d.get_type()), Ok(mlx_rs::DeviceType::Gpu))
@@ -105,6 +119,7 @@ impl Model {
     }
 
     pub fn load_with(path: &Path, options: LoadOptions) -> Result<Self> {
+        avoid_cuda_until_it_is_right();
         let start = Instant::now();
         let meta = std::fs::metadata(path).map_err(|e| ModelError::io(path, e))?;
         let cpu_kernels = options.cpu_kernels && on_cpu() && crate::cpu_kernels::available();
