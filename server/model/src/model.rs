@@ -182,9 +182,9 @@ impl Model {
                 None => fast::rope(a, hd, r.traditional, r.base, r.scale, offset as i32, None)?,
             })
         };
-        let fused = self.info.cpu_kernels && l as usize <= LAYA_ATTENTION_MAX_QUERIES;
+        let short_block = self.info.cpu_kernels && l as usize <= LAYA_ATTENTION_MAX_QUERIES;
         for (i, layer) in self.weights.layers.iter().enumerate() {
-            if fused {
+            if short_block {
                 if let Some(out) = self.fused_block(layer, i, &x, cache, b, l, offset)? {
                     x = out;
                     continue;
@@ -207,7 +207,7 @@ impl Model {
             let (k, v) = cache.append(i, k, v)?; // [b, kv_heads, offset + l, hd]
             // Causal with the cache: MLX aligns the mask to the last key (query i sees keys
             // up to offset + i); a single query sees everything.
-            let a = if self.info.cpu_kernels && l as usize <= LAYA_ATTENTION_MAX_QUERIES {
+            let a = if short_block {
                 crate::cpu_kernels::attention(&q, &k, &v, scale)?
             } else {
                 let mask = (l > 1).then_some(ScaledDotProductAttentionMask::Causal);
