@@ -23,6 +23,10 @@ pub struct Args {
     /// Timed repetitions per workload (default 30, 3 with --quick).
     #[arg(long)]
     reps: Option<usize>,
+    /// Split the repetitions into this many rounds of Laya then each peer, so that a shift in the
+    /// machine's load during the run falls on every engine alike (default 5, 1 with --quick).
+    #[arg(long)]
+    rounds: Option<usize>,
     /// Peers to run beside Laya: llama.cpp, mlx-python, all or none.
     #[arg(long, default_value = "all", value_parser = ["all", "none", "llama.cpp", "mlx-python"])]
     peers: String,
@@ -314,40 +318,51 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         s.max_seconds = 2.0;
     }
     let n_workloads = WORKLOADS.iter().filter(|w| s.wants(w)).count();
-    let steps = n_workloads * (1 + args.mlx_kernels as usize) + peers.len();
-    let mut progress = Progress::new(steps);
 
-    let mut engines = serde_json::Map::new();
-    let laya = run_laya(&model, &s, &mut progress, "laya")?;
-    engines.insert(
-        "laya".into(),
-        json!({"engine": "laya", "kernels": model.info.kernels, "load_ms": load_ms, "peak_rss_bytes": peak_rss_bytes(), "workloads": laya}),
-    );
-    drop(model);
-    if args.mlx_kernels {
-        let m = Model::load_with(&path, LoadOptions { cpu_kernels: false })?;
-        let r = run_laya(&m, &s, &mut progress, "laya (MLX kernels)")?;
-        engines.insert("laya-mlx-kernels".into(), json!({"engine": "laya with MLX's CPU kernels", "workloads": r}));
-    }
+    let rounds = args.rounds.unwrap_or(if args.quick { 1 } else { 5 }).clamp(1, reps);
+    s.reps = reps.div_ceil(rounds);
+    let steps = (n_workloads * (1 + args.mlx_kernels as usize) + peers.len()) * rounds;
+    let mut progress = Progress::new(steps);
     let dir = tempfile::tempdir()?;
     let spec_path = dir.path().join("spec.json");
     std::fs::write(&spec_path, s.to_json(&path, args.threads).to_string())?;
+    let mlx_kernels = if args.mlx_kernels { Some(Model::load_with(&path, LoadOptions { cpu_kernels: false })?) } else { None };
+
+    // Every round runs Laya, then each peer, on the same spec; the samples of all rounds are pooled.
+    let mut engines = serde_json::Map::new();
     let mut failures = vec![];
-    for peer in &peers {
-        match run_peer(peer, &spec_path) {
-            Ok(v) => {
-                engines.insert(peer.to_string(), v);
-            }
-            Err(e) => failures.push(format!("{e:#}")),
+    for _ in 0..rounds {
+        let laya = run_laya(&model, &s, &mut progress, "laya")?;
+        merge(&mut engines, "laya", json!({"engine": "laya", "kernels": model.info.kernels, "load_ms": load_ms, "workloads": laya}));
+        if let Some(m) = &mlx_kernels {
+            let r = run_laya(m, &s, &mut progress, "laya (MLX kernels)")?;
+            merge(&mut engines, "laya-mlx-kernels", json!({"engine": "laya with MLX's CPU kernels", "workloads": r}));
         }
-        progress.step(peer);
+        for peer in &peers {
+            if engines.get(*peer).is_some_and(|e| e.get("failed").is_some()) {
+                continue;
+            }
+            match run_peer(peer, &spec_path) {
+                Ok(v) => merge(&mut engines, peer, v),
+                Err(e) => {
+                    failures.push(format!("{e:#}"));
+                    engines.insert(peer.to_string(), json!({"failed": true}));
+                }
+            }
+            progress.step(peer);
+        }
+    }
+    engines.retain(|_, e| e.get("failed").is_none());
+    if let Some(e) = engines.get_mut("laya") {
+        e["peak_rss_bytes"] = json!(peak_rss_bytes());
     }
     let report = json!({
         "model": path,
         "mlx": laya_model::mlx_version(),
         "device": laya_model::device_name(),
         "threads": args.threads,
-        "reps": reps,
+        "reps": s.reps * rounds,
+        "rounds": rounds,
         "load_average": load_average(),
         "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
         "engines": engines,
@@ -369,6 +384,30 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         bail!("{} peer(s) could not run:\n{}", failures.len(), failures.join("\n"));
     }
     Ok(())
+}
+
+/// Adds one round's report of an engine to the pooled one: samples are concatenated and the
+/// quantiles recomputed; everything else (checks, configuration) is kept from the first round.
+fn merge(engines: &mut serde_json::Map<String, Value>, name: &str, round: Value) {
+    let Some(pooled) = engines.get_mut(name) else {
+        engines.insert(name.to_string(), round);
+        return;
+    };
+    let Some(workloads) = round["workloads"].as_object() else { return };
+    for (w, r) in workloads {
+        let Some(p) = pooled["workloads"].get_mut(w) else { continue };
+        let mut all: Vec<f64> = p["samples_ms"].as_array().into_iter().flatten().filter_map(Value::as_f64).collect();
+        all.extend(r["samples_ms"].as_array().into_iter().flatten().filter_map(Value::as_f64));
+        let samples = Samples(all);
+        for (key, q) in [("median_ms", 0.5), ("p10_ms", 0.1), ("p90_ms", 0.9), ("min_ms", 0.0)] {
+            p[key] = json!(samples.quantile(q));
+        }
+        p["reps"] = json!(samples.0.len());
+        p["samples_ms"] = json!(samples.0);
+    }
+    if let (Some(peak), Some(r)) = (pooled.get("peak_rss_bytes").and_then(Value::as_u64), round["peak_rss_bytes"].as_u64()) {
+        pooled["peak_rss_bytes"] = json!(peak.max(r));
+    }
 }
 
 fn median(engines: &serde_json::Map<String, Value>, engine: &str, w: &str) -> Option<f64> {
