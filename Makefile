@@ -4,12 +4,17 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref bench-peers build demo test bench clean
+.PHONY: all bootstrap model pyref bench-peers build demo test bench clean lexicon
 
 all: build
 
 bootstrap:
 	@scripts/bootstrap.sh
+	@scripts/lexicon.sh
+
+# Only the lexicon (.deps/lexicon/en.tsv; see data/README.md).
+lexicon:
+	@scripts/lexicon.sh
 
 # Only the default model (into $XDG_CACHE_HOME/laya/models).
 model:

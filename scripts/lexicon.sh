@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# Fetches the lexicon's sources (idempotently) and builds .deps/lexicon/en.tsv with scripts/lexicon.py.
+# See data/README.md for what each source is and its licence. A second run is instant.
+#
+#   symspellpy 6.9.0 wheel (PyPI, sha256 pinned)  -> frequency_dictionary_en_82_765.txt (counts)
+#   scowl 2020.12.07-2 (Debian, sha256 pinned)    -> SCOWL lists (case, extra words); /usr/share/dict/scowl if installed
+#   python3.11-doc (Debian, any version)          -> cased corpus (case splits, contraction counts)
+#   brotli 1.2.1 sdist (PyPI, sha256 pinned)      -> tests/testdata/alice29.txt, cased corpus too
+#
+# Without apt-get (macOS) the Debian sources are skipped with a warning and the lexicon is
+# SymSpell's lowercase list. Environment: PYTHON (default python3), LAYA_SKIP_APT=1.
+# `scripts/lexicon.sh --force` rebuilds even when the stamp says it is up to date.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+LEX=.deps/lexicon
+DL=$LEX/dl
+SRC=$LEX/src
+
+SYMSPELL_VERSION=6.9.0
+SYMSPELL_WHL=symspellpy-${SYMSPELL_VERSION}-py3-none-any.whl
+SYMSPELL_SHA256=b6dba96275fdbedc240491854160bbe596dda930f2d58567ad55faf82a4e4b43
+SCOWL_VERSION=2020.12.07-2
+SCOWL_DEB=scowl_${SCOWL_VERSION}_all.deb
+SCOWL_SHA256=de692546df9b169f2cbdf4d8d88111a374733a9c382b820a6f943914ca705718
+PYDOC_PKG=python3.11-doc
+BROTLI_VERSION=1.2.1
+BROTLI_SDIST=brotli-${BROTLI_VERSION}.tar.gz
+BROTLI_SHA256=02b2f7b5a83485efe448a44ddf7983def05c3bb1dcf917d4f7154070260e13de
+
+say() { printf 'lexicon: %s\n' "$*" >&2; }
+die() { printf 'lexicon: error: %s\n' "$*" >&2; exit 1; }
+check_sha256() { # FILE SHA256
+  local got
+  if command -v sha256sum >/dev/null; then got=$(sha256sum "$1" | cut -d' ' -f1); else got=$(shasum -a 256 "$1" | cut -d' ' -f1); fi
+  [ "$got" = "$2" ] || die "checksum mismatch for $1: expected $2, got $got. Delete the file and run again."
+}
+have_apt() { [ "${LAYA_SKIP_APT:-}" != 1 ] && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; }
+apt_download() { # PACKAGE[=VERSION] -> into $DL; one `apt-get update` retry when root
+  (cd "$DL" && apt-get download -qq "$1" >/dev/null 2>&1) && return 0
+  [ "$(id -u)" -eq 0 ] || return 1
+  apt-get update -qq >/dev/null 2>&1 || true
+  (cd "$DL" && apt-get download -qq "$1" >/dev/null 2>&1)
+}
+mkdir -p "$DL" "$SRC"
+FETCHED=()
+
+# --- SymSpell counts (required) ---------------------------------------------------------------------
+SYMSPELL_TXT=$SRC/symspellpy-$SYMSPELL_VERSION/frequency_dictionary_en_82_765.txt
+if [ ! -f "$SYMSPELL_TXT" ]; then
+  if [ ! -f "$DL/$SYMSPELL_WHL" ]; then
+    FETCHED+=("symspellpy $SYMSPELL_VERSION")
+    "$PY" -m pip download --quiet --no-deps --only-binary=:all: --ignore-requires-python \
+      "symspellpy==$SYMSPELL_VERSION" -d "$DL" || die "could not download symspellpy==$SYMSPELL_VERSION from PyPI"
+  fi
+  check_sha256 "$DL/$SYMSPELL_WHL" "$SYMSPELL_SHA256"
+  "$PY" - "$DL/$SYMSPELL_WHL" "$SRC/symspellpy-$SYMSPELL_VERSION" <<'EOF'
+import sys, zipfile, os
+whl, dest = sys.argv[1], sys.argv[2]
+os.makedirs(dest, exist_ok=True)
+with zipfile.ZipFile(whl) as z:
+    for name in ("symspellpy/frequency_dictionary_en_82_765.txt", "symspellpy-6.9.0.dist-info/LICENSE"):
+        with open(os.path.join(dest, os.path.basename(name)), "wb") as f:
+            f.write(z.read(name))
+EOF
+fi
+
+# --- SCOWL (Debian) ---------------------------------------------------------------------------------
+SCOWL_DIR=""
+if [ -f /usr/share/dict/scowl/english-words.10 ]; then
+  SCOWL_DIR=/usr/share/dict/scowl
+  SCOWL_TAG="scowl-installed-$(dpkg-query -W -f='${Version}' scowl 2>/dev/null || echo unknown)"
+elif [ -f "$SRC/scowl/usr/share/dict/scowl/english-words.10" ]; then
+  SCOWL_DIR=$SRC/scowl/usr/share/dict/scowl
+  SCOWL_TAG="scowl-$(cat "$SRC/scowl/VERSION")"
+elif have_apt; then
+  FETCHED+=("scowl")
+  if [ -f "$DL/$SCOWL_DEB" ] || apt_download "scowl=$SCOWL_VERSION"; then
+    check_sha256 "$DL/$SCOWL_DEB" "$SCOWL_SHA256"
+    ver=$SCOWL_VERSION
+  elif apt_download scowl; then # another Debian release: same SCOWL lists, other packaging
+    ver=$(ls "$DL"/scowl_*_all.deb | head -1 | sed 's/.*scowl_\(.*\)_all.deb/\1/')
+    say "note: scowl $SCOWL_VERSION is not available here; using $ver (checksum not pinned)"
+  else
+    ver=""
+    say "warning: could not download the Debian package scowl; the lexicon will be lowercase only"
+  fi
+  if [ -n "$ver" ]; then
+    rm -rf "$SRC/scowl" && mkdir -p "$SRC/scowl"
+    dpkg-deb -x "$DL/scowl_${ver}_all.deb" "$SRC/scowl"
+    echo "$ver" >"$SRC/scowl/VERSION"
+    SCOWL_DIR=$SRC/scowl/usr/share/dict/scowl
+    SCOWL_TAG="scowl-$ver"
+  fi
+else
+  say "warning: no apt-get: SCOWL is skipped, the lexicon will be lowercase only"
+fi
+
+# --- cased corpus: Python 3.11 documentation (Debian) -----------------------------------------------
+PYDOC_DIR=""
+PYDOC_TAG="pydoc-none"
+if [ -f /usr/share/doc/python3.11/html/index.html ]; then
+  PYDOC_DIR=/usr/share/doc/python3.11/html
+  PYDOC_TAG="pydoc-installed-$(dpkg-query -W -f='${Version}' $PYDOC_PKG 2>/dev/null || echo unknown)"
+elif [ -f "$SRC/pydoc/usr/share/doc/python3.11/html/index.html" ]; then
+  PYDOC_DIR=$SRC/pydoc/usr/share/doc/python3.11/html
+  PYDOC_TAG="pydoc-$(cat "$SRC/pydoc/VERSION")"
+elif have_apt; then
+  FETCHED+=("$PYDOC_PKG")
+  if apt_download "$PYDOC_PKG"; then
+    deb=$(ls -t "$DL"/${PYDOC_PKG}_*_all.deb | head -1)
+    rm -rf "$SRC/pydoc" && mkdir -p "$SRC/pydoc"
+    dpkg-deb -x "$deb" "$SRC/pydoc"
+    rm -rf "$SRC/pydoc/usr/share/devhelp" # the same files again
+    find "$SRC/pydoc" -type f ! -name '*.html' -delete # only the HTML pages are read
+    basename "$deb" | sed "s/${PYDOC_PKG}_\(.*\)_all.deb/\1/" >"$SRC/pydoc/VERSION"
+    rm -f "$deb"
+    PYDOC_DIR=$SRC/pydoc/usr/share/doc/python3.11/html
+    PYDOC_TAG="pydoc-$(cat "$SRC/pydoc/VERSION")"
+  else
+    say "warning: could not download $PYDOC_PKG; case splits fall back to heuristics"
+  fi
+fi
+
+# --- cased corpus: Alice's Adventures in Wonderland (brotli's test data, PyPI) -----------------------
+ALICE=$SRC/brotli-$BROTLI_VERSION/alice29.txt
+if [ ! -f "$ALICE" ]; then
+  if [ ! -f "$DL/$BROTLI_SDIST" ]; then
+    FETCHED+=("brotli $BROTLI_VERSION")
+    "$PY" -m pip download --quiet --no-deps --no-binary=:all: \
+      "brotli==$BROTLI_VERSION" -d "$DL" 2>/dev/null || true
+  fi
+  if [ -f "$DL/$BROTLI_SDIST" ]; then
+    check_sha256 "$DL/$BROTLI_SDIST" "$BROTLI_SHA256"
+    "$PY" - "$DL/$BROTLI_SDIST" "$SRC/brotli-$BROTLI_VERSION" <<'EOF'
+import sys, tarfile, os
+sdist, dest = sys.argv[1], sys.argv[2]
+os.makedirs(dest, exist_ok=True)
+with tarfile.open(sdist) as t:
+    for name in ("brotli-1.2.1/tests/testdata/alice29.txt", "brotli-1.2.1/LICENSE"):
+        with open(os.path.join(dest, os.path.basename(name)), "wb") as f:
+            f.write(t.extractfile(name).read())
+EOF
+  else
+    say "warning: could not download the brotli sdist; the corpus lacks alice29.txt"
+  fi
+fi
+
+args=(--symspell "$SYMSPELL_TXT" --out "$LEX/en.tsv")
+stamp="symspellpy-$SYMSPELL_VERSION"
+[ -n "$SCOWL_DIR" ] && { args+=(--scowl "$SCOWL_DIR"); stamp="$stamp $SCOWL_TAG"; }
+[ -n "$PYDOC_DIR" ] && { args+=(--corpus-html "$PYDOC_DIR"); stamp="$stamp $PYDOC_TAG"; }
+[ -f "$ALICE" ] && { args+=(--corpus-text "$ALICE"); stamp="$stamp brotli-$BROTLI_VERSION"; }
+[ "${1:-}" = --force ] && args+=(--force)
+[ ${#FETCHED[@]} -gt 0 ] && args+=(--note "fetched $(IFS=,; echo "${FETCHED[*]}" | sed 's/,/, /g')")
+exec "$PY" scripts/lexicon.py "${args[@]}" --stamp "$stamp"
