@@ -1,5 +1,13 @@
-//! Text without a model or a protocol: what counts as a word character, where the word being
+//! Text without a model or a protocol: the open document (a rope with LSP positions), what
+//! counts as a word character and as prose, where the word being
 //! typed at the end of a text starts, and how a text splits around it.
+
+pub mod document;
+
+pub use document::{Document, Edit, Position, PositionEncoding, Range, TextError};
+
+mod prose;
+pub use prose::{is_prose_at, prose_mask, words, ProseMask};
 
 /// Letters, digits, and the apostrophes inside words ("don't", "l’été").
 pub fn is_word_char(c: char) -> bool {
