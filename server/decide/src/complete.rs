@@ -35,6 +35,14 @@ pub struct Suggestion {
 pub struct Vocab {
     texts: Vec<String>,
     boundary: Vec<bool>,
+    /// Ids of tokens made only of word characters (what may continue a word).
+    word_ids: Vec<u32>,
+    /// Ids of tokens that may start the next word: word tokens, with or without one leading space.
+    start_ids: Vec<u32>,
+    /// Ids sorted by text, for the tokens that begin with a typed prefix.
+    by_text: Vec<u32>,
+    /// Text -> id, for the tokens that are a prefix of what was typed.
+    id_of: std::collections::HashMap<String, u32>,
 }
 
 impl Vocab {
@@ -61,7 +69,52 @@ impl Vocab {
                 None => tok.is_special(id as u32),
             })
             .collect();
-        Ok(Self { texts, boundary })
+        let ok = |t: &str| !t.is_empty() && !t.contains('\u{FFFD}');
+        let word_ids = (0..n as u32).filter(|&i| ok(&texts[i as usize]) && is_word(&texts[i as usize])).collect();
+        let start_ids = (0..n as u32)
+            .filter(|&i| {
+                let t = &texts[i as usize];
+                ok(t) && is_word(t.strip_prefix(' ').unwrap_or(t))
+            })
+            .collect();
+        let mut by_text: Vec<u32> = (0..n as u32).filter(|&i| ok(&texts[i as usize])).collect();
+        by_text.sort_by(|&a, &b| texts[a as usize].cmp(&texts[b as usize]));
+        let mut id_of = std::collections::HashMap::new();
+        for &i in by_text.iter().rev() {
+            id_of.insert(texts[i as usize].clone(), i);
+        }
+        Ok(Self { texts, boundary, word_ids, start_ids, by_text, id_of })
+    }
+
+    /// Token ids that may follow `so_far` in a word that must start with `typed` (see
+    /// [`allowed`]), found through indexes instead of a pass over the vocabulary.
+    fn candidates(&self, so_far: &str, typed: &str) -> Vec<u32> {
+        if so_far.len() < typed.len() {
+            let need = &typed[so_far.len()..];
+            let mut out: Vec<u32> = Vec::new();
+            // Tokens that are a prefix of what is still needed ("Pa" of "Par")...
+            for (i, _) in need.char_indices().skip(1).chain(std::iter::once((need.len(), ' '))) {
+                if let Some(&id) = self.id_of.get(&need[..i]) {
+                    out.push(id);
+                }
+            }
+            // ...and tokens that begin with all of it ("Paris").
+            let from = self.by_text.partition_point(|&id| self.texts[id as usize].as_str() < need);
+            for &id in &self.by_text[from..] {
+                let t = &self.texts[id as usize];
+                if !t.starts_with(need) {
+                    break;
+                }
+                if t.len() > need.len() && is_word(&t[need.len()..]) {
+                    out.push(id);
+                }
+            }
+            return out;
+        }
+        if so_far.is_empty() && typed.is_empty() {
+            return self.start_ids.clone();
+        }
+        self.word_ids.clone()
     }
 }
 
@@ -75,6 +128,7 @@ struct Beam {
 /// Whether `tok` may follow `so_far` in a word that must start with `typed`: before `typed` is
 /// covered the text must agree with it; after, only word characters may follow, and the word
 /// may start with one space when nothing was typed.
+#[cfg_attr(not(debug_assertions), allow(dead_code))]
 fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
     if tok.is_empty() || tok.contains('\u{FFFD}') {
         return false;
@@ -119,10 +173,11 @@ fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize) 
             if step == MAX_WORD_TOKENS {
                 continue;
             }
-            for (id, text) in vocab.texts.iter().enumerate() {
-                let p = lp[id];
-                if p > -25.0 && allowed(&beam.text, text, typed) {
-                    next.push((b, id as u32, beam.logprob + p));
+            for id in vocab.candidates(&beam.text, typed) {
+                let p = lp[id as usize];
+                if p > -25.0 {
+                    debug_assert!(allowed(&beam.text, &vocab.texts[id as usize], typed));
+                    next.push((b, id, beam.logprob + p));
                 }
             }
         }

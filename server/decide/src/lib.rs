@@ -2,10 +2,16 @@
 //! types. No LSP, no JSON: the `laya` crate converts these at its edge.
 
 mod complete;
+mod ghost;
+mod lexicon;
 mod rank;
+mod typo;
 
 pub use complete::{complete, Suggestion, SuggestionKind, Vocab};
+pub use ghost::{ghost, Ghost, GhostOptions};
+pub use lexicon::{default_lexicon_path, match_case, Entry, Lexicon, Near, LEXICON_RELATIVE};
 pub use rank::{rank, Ranked};
+pub use typo::{word_counts, Correction, Issue, IssueKind, Speller};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DecideError {
@@ -13,6 +19,9 @@ pub enum DecideError {
     Model(#[from] laya_model::ModelError),
     #[error("{0}")]
     Input(String),
+    /// The caller asked to stop (more urgent work is waiting).
+    #[error("interrupted")]
+    Interrupted,
 }
 
 pub type Result<T, E = DecideError> = std::result::Result<T, E>;

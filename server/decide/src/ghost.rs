@@ -1,0 +1,144 @@
+//! Ghost text: the one suggestion an editor shows at the cursor, or none. Decides whether the
+//! model is confident enough to show anything, extends a word to a short phrase only when it is
+//! very confident, corrects a misspelled prefix ("recie" -> "receive"), and stays quiet outside
+//! prose.
+
+use laya_model::{KvCache, Model};
+use laya_text::{is_prose_at, is_word_char, split_at_cursor};
+
+use crate::complete::{complete, SuggestionKind, Vocab};
+use crate::lexicon::match_case;
+use crate::typo::Speller;
+use crate::{DecideError, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GhostOptions {
+    /// Least probability of a word (given what is typed) for it to be shown.
+    pub threshold: f32,
+    /// Least probability of each further word for a phrase to grow.
+    pub phrase_threshold: f32,
+    /// Most words in one suggestion.
+    pub max_words: usize,
+}
+
+impl Default for GhostOptions {
+    fn default() -> Self {
+        Self { threshold: 0.3, phrase_threshold: 0.7, max_words: 4 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ghost {
+    /// Text to insert at the cursor (after removing `replace` bytes before it).
+    pub insert: String,
+    /// Bytes before the cursor the suggestion replaces (a misspelled prefix), 0 when it only inserts.
+    pub replace: usize,
+    /// Probability of the first word (the decision to show anything at all).
+    pub probability: f32,
+    /// Words in the suggestion.
+    pub words: usize,
+}
+
+/// The suggestion to show after `before` (the text before the cursor; `after` is the rest of
+/// its line), or None. `cache` is left holding the context for the next keystroke.
+pub fn ghost(
+    model: &Model,
+    vocab: &Vocab,
+    speller: Option<&Speller>,
+    cache: &mut KvCache,
+    before: &str,
+    after: &str,
+    opts: &GhostOptions,
+) -> Result<Option<Ghost>> {
+    if !(0.0..=1.0).contains(&opts.threshold) || !(0.0..=1.0).contains(&opts.phrase_threshold) {
+        return Err(DecideError::Input("thresholds are probabilities, between 0 and 1".into()));
+    }
+    // Not in the middle of a word, not outside prose, not before any text.
+    if after.chars().next().is_some_and(is_word_char) || before.trim().is_empty() || !is_prose_at(before, before.len()) {
+        return Ok(None);
+    }
+    let split = split_at_cursor(before);
+    let first = match complete(model, vocab, cache, before, 2)?.into_iter().next() {
+        Some(s) if !s.insert.is_empty() => Some(s),
+        _ => None,
+    };
+    let mut out = match first {
+        Some(s) if s.logprob.exp() >= opts.threshold => {
+            Ghost { probability: s.logprob.exp(), words: 1, replace: 0, insert: s.insert }
+        }
+        other => {
+            // Nothing likely continues what is typed: perhaps it is misspelled.
+            let typo_prefix = !split.word.is_empty()
+                && speller.is_some_and(|sp| !sp.lexicon().has_prefix(split.word) && !sp.is_user_word(split.word));
+            match (typo_prefix, speller) {
+                (true, Some(sp)) => match corrected(model, cache, sp, split.context, split.typed, split.word, opts)? {
+                    Some(g) => g,
+                    None => return Ok(None),
+                },
+                _ => {
+                    let _ = other;
+                    return Ok(None);
+                }
+            }
+        }
+    };
+    // A phrase only after a word the model is already sure of.
+    if out.replace > 0 || opts.max_words <= 1 || out.probability < opts.phrase_threshold {
+        return Ok(Some(out));
+    }
+    // A phrase: more words while the model is sure of each.
+    let mut text = format!("{before}{}", out.insert);
+    while out.words < opts.max_words {
+        let next = complete(model, vocab, cache, &text, 1)?;
+        match next.first() {
+            Some(s) if s.kind == SuggestionKind::NextWord && s.logprob.exp() >= opts.phrase_threshold && !s.insert.is_empty() => {
+                text.push_str(&s.insert);
+                out.insert.push_str(&s.insert);
+                out.words += 1;
+            }
+            _ => break,
+        }
+    }
+    Ok(Some(out))
+}
+
+/// A correction of a misspelled prefix: lexicon words that begin with something near `word`,
+/// ranked by the model after `context`.
+fn corrected(
+    model: &Model,
+    cache: &mut KvCache,
+    speller: &Speller,
+    context: &str,
+    typed: &str,
+    word: &str,
+    opts: &GhostOptions,
+) -> Result<Option<Ghost>> {
+    if word.chars().count() < 3 {
+        return Ok(None);
+    }
+    let cands = speller.lexicon().near_prefix(word, 1.0, 8);
+    if cands.is_empty() {
+        return Ok(None);
+    }
+    let ids = model.tokenizer.encode(context)?;
+    if ids.is_empty() {
+        return Ok(None);
+    }
+    model.prefill(cache, &ids)?;
+    let lead = &typed[..typed.len() - word.len()];
+    let toks = cands
+        .iter()
+        .map(|c| model.tokenizer.encode(&format!("{lead}{}", match_case(&c.word, word))))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let scores = model.score(cache, &toks)?;
+    // Probability among the candidates, with the edit cost as a penalty.
+    let logits: Vec<f32> = scores.iter().zip(&cands).map(|(s, c)| s.total - 2.0 * c.cost).collect();
+    let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let z: f32 = logits.iter().map(|l| (l - m).exp()).sum();
+    let (best, l) = logits.iter().enumerate().fold((0, f32::NEG_INFINITY), |a, (i, &l)| if l > a.1 { (i, l) } else { a });
+    let p = (l - m).exp() / z;
+    if p < opts.threshold.max(0.5) {
+        return Ok(None);
+    }
+    Ok(Some(Ghost { insert: match_case(&cands[best].word, word), replace: word.len(), probability: p, words: 1 }))
+}

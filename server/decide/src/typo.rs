@@ -1,0 +1,371 @@
+//! Typo decisions: suggestions for a misspelled word on its own (lexicon prior + error model),
+//! and the misspellings and real-word errors of a text in context (every candidate of a word
+//! scored by the model in one batched forward over the cached text before it, with the text
+//! after it appended to each candidate).
+
+use std::collections::{HashMap, HashSet};
+
+use laya_model::{KvCache, Model};
+use laya_text::{prose_mask, words};
+
+use crate::lexicon::{match_case, Lexicon};
+use crate::{DecideError, Result};
+
+/// How many edits' worth of difference a suggestion may have from the typed word.
+const MAX_COST: f32 = 2.0;
+/// Nats a unit of edit cost is worth when a word is ranked on its own (prior + error model).
+const LAMBDA_ALONE: f32 = 5.0;
+/// The same beside the model's log-probability in context.
+const LAMBDA_CONTEXT: f32 = 2.5;
+/// Candidates of a misspelling the model scores in context.
+const CONTEXT_CANDIDATES: usize = 10;
+/// Words of right context appended to every candidate.
+const RIGHT_WORDS: usize = 4;
+
+/// Real-word confusions: each word of a set may have been meant as any other.
+const CONFUSION_SETS: &[&[&str]] = &[
+    &["their", "there", "they're"],
+    &["then", "than"],
+    &["its", "it's"],
+    &["your", "you're"],
+    &["whose", "who's"],
+    &["form", "from"],
+    &["loose", "lose"],
+    &["affect", "effect"],
+    &["accept", "except"],
+    &["to", "too"],
+    &["lead", "led"],
+    &["quite", "quiet"],
+    &["weather", "whether"],
+    &["were", "where", "we're"],
+    &["passed", "past"],
+    &["principal", "principle"],
+    &["advice", "advise"],
+    &["breath", "breathe"],
+    &["choose", "chose"],
+    &["desert", "dessert"],
+    &["compliment", "complement"],
+    &["stationary", "stationery"],
+    &["discrete", "discreet"],
+    &["brake", "break"],
+    &["peace", "piece"],
+    &["lightening", "lightning"],
+    &["cite", "site", "sight"],
+    &["of", "off"],
+    &["though", "through", "thorough"],
+    &["now", "know"],
+    &["no", "know"],
+    &["weak", "week"],
+    &["hear", "here"],
+    &["wear", "where"],
+    &["buy", "by"],
+    &["new", "knew"],
+    &["right", "write"],
+    &["dose", "does"],
+    &["are", "our"],
+    &["an", "and"],
+    &["adverse", "averse"],
+    &["council", "counsel"],
+    &["elicit", "illicit"],
+    &["everyday", "every day"],
+    &["fair", "fare"],
+    &["hole", "whole"],
+    &["lay", "lie"],
+    &["personal", "personnel"],
+    &["sense", "since"],
+    &["threw", "through"],
+    &["waist", "waste"],
+];
+
+/// How sure the model must be before a correct-looking word is flagged: the best alternative's
+/// log-probability (with the text after it) must beat the word's by this many nats.
+const REAL_WORD_MARGIN: f32 = 4.0;
+
+/// A suggested spelling with its score (higher is better; a log-probability up to a constant).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Correction {
+    pub word: String,
+    pub score: f32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IssueKind {
+    /// Not a word of the lexicon.
+    Misspelling,
+    /// A real word, but the model is sure another was meant ("then" for "than").
+    RealWord,
+}
+
+/// A word the checker flags in a text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Issue {
+    /// Byte range of the word in the text that was checked.
+    pub start: usize,
+    pub end: usize,
+    pub word: String,
+    pub kind: IssueKind,
+    /// Replacements, best first (may be empty for a misspelling with no near word).
+    pub suggestions: Vec<Correction>,
+}
+
+/// The lexicon, the confusion sets and the words a user keeps.
+pub struct Speller {
+    lexicon: Lexicon,
+    confusions: HashMap<&'static str, Vec<&'static str>>,
+    user: HashSet<String>,
+}
+
+impl Speller {
+    pub fn new(lexicon: Lexicon) -> Self {
+        let mut confusions: HashMap<&'static str, Vec<&'static str>> = HashMap::new();
+        for set in CONFUSION_SETS {
+            for w in set.iter() {
+                let others = set.iter().copied().filter(|o| o != w && !o.contains(' '));
+                confusions.entry(w).or_default().extend(others);
+            }
+        }
+        Self { lexicon, confusions, user: HashSet::new() }
+    }
+
+    pub fn lexicon(&self) -> &Lexicon {
+        &self.lexicon
+    }
+
+    /// Words the user wants left alone (a user dictionary); case-insensitive.
+    pub fn add_user_word(&mut self, word: &str) {
+        self.user.insert(word.to_lowercase());
+    }
+
+    pub fn is_user_word(&self, word: &str) -> bool {
+        self.user.contains(&word.to_lowercase())
+    }
+
+    /// Whether `word` is spelled right: in the lexicon or the user's words.
+    pub fn is_known(&self, word: &str) -> bool {
+        self.lexicon.contains(word) || self.is_user_word(word)
+    }
+
+    /// Suggestions for a word on its own, best first: the lexicon's prior and the error model.
+    pub fn suggest(&self, typed: &str, n: usize) -> Vec<Correction> {
+        let mut out: Vec<Correction> = self
+            .lexicon
+            .near(typed, MAX_COST)
+            .into_iter()
+            .map(|c| Correction { word: match_case(&c.word, typed), score: c.log_prior - LAMBDA_ALONE * c.cost })
+            .collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        dedup_words(&mut out);
+        out.truncate(n);
+        out
+    }
+
+    /// Misspellings and real-word errors in `text`, whose first `context_len` bytes are only
+    /// context (the text before the part to check, e.g. the previous paragraph). `skip` says
+    /// which words to leave alone besides the built-in rules (a per-document ignore list, words
+    /// repeated in the document); `interrupt` is asked before each use of the model and stops
+    /// the check with [`DecideError::Interrupted`] when it says so. Uses and moves `cache`. Without a model (not loaded, or
+    /// failed to load) misspellings still get suggestions from the lexicon alone, and real-word
+    /// errors are not looked for.
+    pub fn check(
+        &self,
+        model: Option<&Model>,
+        cache: &mut KvCache,
+        text: &str,
+        context_len: usize,
+        skip: &dyn Fn(&str) -> bool,
+        interrupt: &dyn Fn() -> bool,
+    ) -> Result<Vec<Issue>> {
+        if !text.is_char_boundary(context_len.min(text.len())) {
+            return Err(DecideError::Input("context_len is not at a character boundary".into()));
+        }
+        let prose = prose_mask(text);
+        let spans = words(text);
+        let mut issues = Vec::new();
+        for (i, &(start, end)) in spans.iter().enumerate() {
+            if start < context_len || !prose.contains(start) {
+                continue;
+            }
+            let word = &text[start..end];
+            if self.leave_alone(text, start, word) || skip(word) {
+                continue;
+            }
+            let right = right_context(text, &spans, i);
+            if model.is_some() && interrupt() {
+                return Err(DecideError::Interrupted);
+            }
+            if !self.is_known(word) {
+                let suggestions = match model {
+                    Some(model) => self.in_context(model, cache, &text[..start], &self.context_candidates(word), right)?,
+                    None => self.suggest(word, 5),
+                };
+                issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::Misspelling, suggestions });
+                continue;
+            }
+            let Some(model) = model else { continue };
+            let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
+            let mut cands: Vec<(String, f32)> = vec![(word.to_string(), 0.0)];
+            cands.extend(others.iter().map(|o| (match_case(o, word), 0.0)));
+            let scored = self.in_context(model, cache, &text[..start], &cands, right)?;
+            let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
+            if let Some(best) = scored.first() {
+                if best.word != word && best.score - own >= REAL_WORD_MARGIN {
+                    let suggestions = scored.into_iter().filter(|c| c.word != word).collect();
+                    issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::RealWord, suggestions });
+                }
+            }
+        }
+        Ok(issues)
+    }
+
+    /// The misspelling's candidates the model scores in context: (word, edit cost), the most
+    /// likely on their own first.
+    fn context_candidates(&self, word: &str) -> Vec<(String, f32)> {
+        let mut near: Vec<(String, f32, f32)> = self
+            .lexicon
+            .near(word, MAX_COST)
+            .into_iter()
+            .map(|c| (match_case(&c.word, word), c.cost, c.log_prior - LAMBDA_ALONE * c.cost))
+            .collect();
+        near.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let mut seen = HashSet::new();
+        near.retain(|c| seen.insert(c.0.clone()));
+        near.truncate(CONTEXT_CANDIDATES);
+        near.into_iter().map(|(w, cost, _)| (w, cost)).collect()
+    }
+
+    /// Built-in rules for words that are not errors even when the lexicon lacks them: names
+    /// (capitalized inside a sentence), acronyms, words with digits or underscores, the user's.
+    fn leave_alone(&self, text: &str, start: usize, word: &str) -> bool {
+        let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+        if letters < 2 || word.chars().any(|c| c.is_ascii_digit() || c == '_') {
+            return true;
+        }
+        if self.is_user_word(word) {
+            return true;
+        }
+        let upper = word.chars().filter(|c| c.is_uppercase()).count();
+        if upper == letters || upper > 1 {
+            return true; // NASA, iPhone-like, CamelCase
+        }
+        let first_upper = word.chars().next().is_some_and(char::is_uppercase);
+        if first_upper && !self.lexicon.contains(word) && !sentence_start(text, start) {
+            return true; // a name
+        }
+        // Non-ASCII words are outside an English lexicon's reach.
+        !word.is_ascii() && !self.lexicon.contains(word)
+    }
+
+    /// Scores candidates (word, edit cost) as the word after `left`, each followed by `right`;
+    /// best first.
+    fn in_context(&self, model: &Model, cache: &mut KvCache, left: &str, cands: &[(String, f32)], right: &str) -> Result<Vec<Correction>> {
+        if cands.is_empty() {
+            return Ok(vec![]);
+        }
+        let (lead, left) = split_lead(left);
+        let ids = model.tokenizer.encode(left)?;
+        if ids.is_empty() {
+            // Nothing before the word to condition on: rank on its own.
+            let mut out: Vec<Correction> = cands
+                .iter()
+                .map(|(w, cost)| Correction {
+                    word: w.clone(),
+                    score: self.lexicon.log_prior(w).unwrap_or(-30.0) - LAMBDA_ALONE * cost,
+                })
+                .collect();
+            out.sort_by(|a, b| b.score.total_cmp(&a.score));
+            return Ok(out);
+        }
+        model.prefill(cache, &ids)?;
+        let toks = cands
+            .iter()
+            .map(|(w, _)| model.tokenizer.encode(&format!("{lead}{w}{right}")))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let scores = model.score(cache, &toks)?;
+        let mut out: Vec<Correction> = cands
+            .iter()
+            .zip(scores)
+            .map(|((w, cost), s)| Correction { word: w.clone(), score: s.total - LAMBDA_CONTEXT * cost })
+            .collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(out)
+    }
+}
+
+fn dedup_words(v: &mut Vec<Correction>) {
+    let mut seen = HashSet::new();
+    v.retain(|c| seen.insert(c.word.clone()));
+}
+
+/// Splits the text before a word into the context and the whitespace that leads the word:
+/// subword tokens carry their leading space (" word"), so the space goes with the candidates.
+fn split_lead(left: &str) -> (&str, &str) {
+    let trimmed = left.trim_end_matches([' ', '\t']);
+    let lead = &left[trimmed.len()..];
+    // One space rides with the word; more stay in the context.
+    match lead.len() {
+        0 => ("", left),
+        _ => (" ", &left[..left.len() - 1]),
+    }
+}
+
+/// The text after word `i` up to RIGHT_WORDS words on, stopping at a sentence's or line's end.
+fn right_context<'a>(text: &'a str, spans: &[(usize, usize)], i: usize) -> &'a str {
+    let from = spans[i].1;
+    let mut to = spans.get(i + RIGHT_WORDS).map_or(text.len(), |s| s.1);
+    if let Some(stop) = text[from..to].find(['.', '!', '?', '\n']) {
+        to = from + stop + 1;
+    }
+    &text[from..to]
+}
+
+/// Whether the word at byte `start` begins a sentence (text start, or after . ! ? : or a blank line).
+fn sentence_start(text: &str, start: usize) -> bool {
+    let before = text[..start].trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '“' | '‘' | '(' | '*' | '_' | '#' | '-' | '>'));
+    before.is_empty() || before.ends_with(['.', '!', '?', ':']) || text[before.len()..start].contains("\n\n")
+}
+
+/// Number of occurrences of each word (lower case) in a document: words used twice or more are
+/// taken as intended.
+pub fn word_counts(text: &str) -> HashMap<String, usize> {
+    let mut m = HashMap::new();
+    for (s, e) in words(text) {
+        *m.entry(text[s..e].to_lowercase()).or_insert(0) += 1;
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leading_space_goes_with_the_candidate() {
+        assert_eq!(split_lead("I went to "), (" ", "I went to"));
+        assert_eq!(split_lead("(x"), ("", "(x"));
+        assert_eq!(split_lead(""), ("", ""));
+    }
+
+    #[test]
+    fn right_context_stops_at_the_sentence_end() {
+        let t = "I saw then. Next one here";
+        let s = words(t);
+        assert_eq!(right_context(t, &s, 1), " then.");
+    }
+
+    #[test]
+    fn sentence_starts() {
+        let t = "Hi. Teh end\n\nFoo";
+        assert!(sentence_start(t, 0));
+        assert!(sentence_start(t, 4));
+        assert!(!sentence_start(t, 8));
+        assert!(sentence_start(t, 13));
+    }
+
+    #[test]
+    fn isolated_suggestions_rank_by_prior_and_error_model() {
+        let lex = Lexicon::from_counts([("the", 1000u64), ("tea", 10), ("ten", 20)].map(|(w, c)| (w.to_string(), c)));
+        let s = Speller::new(lex);
+        assert_eq!(s.suggest("teh", 3)[0].word, "the");
+        assert_eq!(s.suggest("Teh", 3)[0].word, "The");
+    }
+}
