@@ -2,6 +2,7 @@
 //! Commands live in `cli/`, one file each; this file owns only argument parsing and logging.
 
 mod cli;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,6 +46,10 @@ enum Command {
     Doctor(cli::doctor::Args),
     /// Engine latency (prefill, decode, scoring, appending) beside llama.cpp and MLX-Python.
     Bench(cli::bench::Args),
+    /// The language server: speaks LSP over stdio (editors start it).
+    Serve(serve::Args),
+    /// How good the decisions are: next-word ghost text, misspellings alone and in context.
+    Eval(cli::eval::Args),
 }
 
 /// MLX's CPU allocator calls malloc for every array; glibc serves the large ones (logits, KV
@@ -71,6 +76,8 @@ fn main() -> ExitCode {
         Command::Rank(a) => cli::rank::run(a),
         Command::Doctor(a) => cli::doctor::run(a),
         Command::Bench(a) => cli::bench::run(a),
+        Command::Eval(a) => cli::eval::run(a),
+        Command::Serve(a) => serve::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

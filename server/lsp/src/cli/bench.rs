@@ -259,10 +259,12 @@ fn peer_python(root: &Path, peer: &str) -> (PathBuf, &'static str, &'static str)
 
 /// The repository root: where bench/peers.py lives (the binary runs from target/release).
 fn repo_root() -> anyhow::Result<PathBuf> {
-    let mut dir = std::env::current_exe()?.canonicalize()?;
-    while dir.pop() {
-        if dir.join("bench/peers.py").is_file() {
-            return Ok(dir);
+    // (A binary rebuilt while it runs has no path any more: then only the working directory.)
+    if let Ok(mut dir) = std::env::current_exe().and_then(|p| p.canonicalize()) {
+        while dir.pop() {
+            if dir.join("bench/peers.py").is_file() {
+                return Ok(dir);
+            }
         }
     }
     let cwd = std::env::current_dir()?;

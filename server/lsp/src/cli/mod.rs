@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod complete;
 pub mod doctor;
+pub mod eval;
 pub mod rank;
 
 use std::io::Write;

@@ -1,0 +1,392 @@
+//! `laya eval`: how good the decisions are on a writer's data — next-word ghost text simulated
+//! keystroke by keystroke, isolated misspellings, and errors in context — as JSON and a table.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context};
+use laya_decide::{ghost, GhostOptions, IssueKind, Lexicon, Speller, Vocab};
+use laya_model::{KvCache, Model};
+use laya_text::words;
+use serde_json::{json, Value};
+
+use super::{load_model, ms, out};
+use crate::ModelArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(clap::Subcommand)]
+enum What {
+    /// Simulates a writer typing each FILE.txt from start to end, accepting every correct ghost
+    /// text with one key: keystroke savings, wrong suggestions shown, next-word accuracy, latency.
+    NextWord(Common),
+    /// Lines `typo<TAB>correct`: top-1/3/5 accuracy of the suggestions for each misspelling alone.
+    Typos(Common),
+    /// One JSON object per line {text, start, end, error, correct} (character offsets, or nulls for
+    /// a clean text): detection recall, correction accuracy, false alarms per 1,000 words.
+    Context(Common),
+}
+
+#[derive(clap::Args)]
+struct Common {
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Evaluate at most N items (characters typed for next-word; lines otherwise).
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Shuffle the items with this seed before --limit (default: keep file order).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// One JSON object on stdout instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// The lexicon (`word<TAB>count`); default LAYA_LEXICON, then .deps/lexicon/en.tsv.
+    #[arg(long, value_name = "FILE")]
+    lexicon: Option<PathBuf>,
+    /// Least probability for ghost text to show (next-word).
+    #[arg(long, default_value_t = GhostOptions::default().threshold)]
+    threshold: f32,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let (report, json_out) = match args.what {
+        What::NextWord(c) => (next_word(&c)?, c.json),
+        What::Typos(c) => (typos(&c)?, c.json),
+        What::Context(c) => (context(&c)?, c.json),
+    };
+    if json_out {
+        return out(&report.to_string());
+    }
+    table(&report)
+}
+
+pub fn load_speller(path: Option<&Path>) -> anyhow::Result<Speller> {
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => laya_decide::default_lexicon_path()
+            .context("no lexicon found: run `make lexicon` (or scripts/lexicon.sh), or pass --lexicon FILE")?,
+    };
+    Ok(Speller::new(Lexicon::load(&path)?))
+}
+
+fn read(files: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    files
+        .iter()
+        .map(|f| Ok((f.clone(), std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?)))
+        .collect()
+}
+
+/// A small deterministic shuffle (xorshift), so `--seed` needs no extra crate.
+fn shuffle<T>(v: &mut [T], seed: u64) {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for i in (1..v.len()).rev() {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        v.swap(i, (s % (i as u64 + 1)) as usize);
+    }
+}
+
+fn pick<T>(mut v: Vec<T>, c: &Common) -> Vec<T> {
+    if let Some(seed) = c.seed {
+        shuffle(&mut v, seed);
+    }
+    if let Some(n) = c.limit {
+        v.truncate(n);
+    }
+    v
+}
+
+fn percentiles(mut v: Vec<f64>) -> Value {
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| if v.is_empty() { f64::NAN } else { v[((v.len() - 1) as f64 * p).round() as usize] };
+    json!({"p50_ms": q(0.5), "p95_ms": q(0.95), "p99_ms": q(0.99), "n": v.len()})
+}
+
+fn ratio(a: usize, b: usize) -> f64 {
+    if b == 0 {
+        f64::NAN
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn next_word(c: &Common) -> anyhow::Result<Value> {
+    if !(0.0..=1.0).contains(&c.threshold) {
+        bail!("--threshold is a probability between 0 and 1");
+    }
+    let (model, _) = load_model(&c.model)?;
+    let vocab = Vocab::new(&model)?;
+    let speller = load_speller(c.lexicon.as_deref()).ok();
+    let opts = GhostOptions { threshold: c.threshold, ..GhostOptions::default() };
+    let mut budget = c.limit.unwrap_or(usize::MAX);
+    let (mut total_chars, mut keys, mut shown, mut wrong, mut accepted) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut words_seen, mut top1, mut top3) = (0usize, 0usize, 0usize);
+    let mut latencies = vec![];
+    let mut files = read(&c.files)?;
+    if let Some(seed) = c.seed {
+        shuffle(&mut files, seed);
+    }
+    for (_, text) in &files {
+        let text = text.replace("\r\n", "\n");
+        let mut cache = KvCache::new();
+        let mut i = 0usize;
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let byte_at = |k: usize| chars.get(k).map_or(text.len(), |x| x.0);
+        while i < chars.len() && budget > 0 {
+            let at = byte_at(i);
+            let (before, rest) = text.split_at(at);
+            // Next-word accuracy at every word start (after a space).
+            if before.ends_with(' ') && rest.starts_with(|ch: char| ch.is_alphanumeric()) {
+                let truth: String = rest.chars().take_while(|&ch| laya_text::is_word_char(ch)).collect();
+                let top = laya_decide::complete(&model, &vocab, &mut cache, before, 3)?;
+                words_seen += 1;
+                if top.first().is_some_and(|s| s.word == truth) {
+                    top1 += 1;
+                }
+                if top.iter().any(|s| s.word == truth) {
+                    top3 += 1;
+                }
+            }
+            let t = Instant::now();
+            let g = ghost(&model, &vocab, speller.as_ref(), &mut cache, before, "", &opts)?;
+            latencies.push(ms(t));
+            total_chars += 1;
+            budget -= 1;
+            match g {
+                Some(g) if g.replace == 0 && !g.insert.is_empty() => {
+                    shown += 1;
+                    if rest.starts_with(&g.insert) {
+                        // Accept with one key.
+                        let n = g.insert.chars().count();
+                        accepted += 1;
+                        keys += 1;
+                        total_chars += n - 1;
+                        i += n;
+                        continue;
+                    }
+                    // The longest correct word-prefix of a phrase could be taken word by word;
+                    // a writer here just types on.
+                    wrong += 1;
+                }
+                Some(_) => {}
+                None => {}
+            }
+            keys += 1;
+            i += 1;
+        }
+        if budget == 0 {
+            break;
+        }
+    }
+    Ok(json!({
+        "eval": "next-word",
+        "files": c.files,
+        "threshold": c.threshold,
+        "characters": total_chars,
+        "keystrokes": keys,
+        "keystroke_savings": 1.0 - ratio(keys, total_chars),
+        "suggestions_shown": shown,
+        "accepted": accepted,
+        "wrong_shown": wrong,
+        "wrong_share": ratio(wrong, shown),
+        "next_word": {"words": words_seen, "top1": ratio(top1, words_seen), "top3": ratio(top3, words_seen)},
+        "latency": percentiles(latencies),
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn typos(c: &Common) -> anyhow::Result<Value> {
+    let speller = load_speller(c.lexicon.as_deref())?;
+    let mut pairs = vec![];
+    for (path, text) in read(&c.files)? {
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim_end_matches('\r');
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((typo, correct)) = line.split_once('\t') else {
+                bail!("{}:{}: expected `typo<TAB>correct`", path.display(), n + 1);
+            };
+            pairs.push((typo.trim().to_string(), correct.trim().to_string()));
+        }
+    }
+    let pairs = pick(pairs, c);
+    if pairs.is_empty() {
+        bail!("no typo pairs in {:?}", c.files);
+    }
+    let (mut hits, mut in_lexicon) = ([0usize; 3], 0usize);
+    let mut latencies = vec![];
+    let mut misses = vec![];
+    for (typo, correct) in &pairs {
+        let t = Instant::now();
+        let s = speller.suggest(typo, 5);
+        latencies.push(ms(t));
+        if speller.is_known(correct) {
+            in_lexicon += 1;
+        }
+        let rank = s.iter().position(|x| x.word.eq_ignore_ascii_case(correct));
+        for (k, top) in [1usize, 3, 5].iter().enumerate() {
+            if rank.is_some_and(|r| r < *top) {
+                hits[k] += 1;
+            }
+        }
+        if rank != Some(0) && misses.len() < 20 {
+            misses.push(json!({"typo": typo, "correct": correct, "got": s.iter().map(|x| x.word.clone()).collect::<Vec<_>>()}));
+        }
+    }
+    let n = pairs.len();
+    Ok(json!({
+        "eval": "typos",
+        "files": c.files,
+        "pairs": n,
+        "correct_in_lexicon": in_lexicon,
+        "top1": ratio(hits[0], n),
+        "top3": ratio(hits[1], n),
+        "top5": ratio(hits[2], n),
+        "latency": percentiles(latencies),
+        "lexicon": speller.lexicon().source(),
+        "lexicon_words": speller.lexicon().len(),
+        "misses": misses,
+    }))
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Case {
+    text: String,
+    /// Byte range of the error, and the word meant.
+    error: Option<(usize, usize, String)>,
+}
+
+fn parse_cases(c: &Common) -> anyhow::Result<Vec<Case>> {
+    let mut cases = vec![];
+    for (path, text) in read(&c.files)? {
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let where_ = || format!("{}:{}", path.display(), n + 1);
+            let v: Value = serde_json::from_str(line).with_context(|| format!("{}: not JSON", where_()))?;
+            let text = v["text"].as_str().with_context(|| format!("{}: no \"text\"", where_()))?.to_string();
+            let error = match (v["start"].as_u64(), v["end"].as_u64(), v["correct"].as_str()) {
+                (Some(s), Some(e), Some(correct)) => {
+                    let byte = |ch: u64| text.char_indices().nth(ch as usize).map_or(text.len(), |x| x.0);
+                    let (bs, be) = (byte(s), byte(e));
+                    if s > e || be > text.len() || (e as usize) > text.chars().count() {
+                        bail!("{}: start/end {s}..{e} are outside the text", where_());
+                    }
+                    if let Some(err) = v["error"].as_str() {
+                        if &text[bs..be] != err {
+                            bail!("{}: text[start..end] is {:?}, not the error {err:?}", where_(), &text[bs..be]);
+                        }
+                    }
+                    Some((bs, be, correct.to_string()))
+                }
+                _ => None,
+            };
+            cases.push(Case { text, error });
+        }
+    }
+    Ok(cases)
+}
+
+fn context(c: &Common) -> anyhow::Result<Value> {
+    let speller = load_speller(c.lexicon.as_deref())?;
+    let cases = pick(parse_cases(c)?, c);
+    if cases.is_empty() {
+        bail!("no cases in {:?}", c.files);
+    }
+    let (model, _) = load_model(&c.model)?;
+    let model: &Model = &model;
+    let (mut errors, mut detected, mut corrected, mut false_alarms, mut clean_words) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut real_word_errors, mut real_word_detected) = (0usize, 0usize);
+    let mut latencies = vec![];
+    let mut alarms = vec![];
+    for case in &cases {
+        let mut cache = KvCache::new();
+        let counts = laya_decide::word_counts(&case.text);
+        let t = Instant::now();
+        let issues = speller.check(Some(model), &mut cache, &case.text, 0, &|w: &str| counts.get(&w.to_lowercase()).copied().unwrap_or(0) > 1, &|| false)?;
+        latencies.push(ms(t));
+        let n_words = words(&case.text).len();
+        match &case.error {
+            Some((s, e, correct)) => {
+                errors += 1;
+                let real = speller.is_known(&case.text[*s..*e]);
+                real_word_errors += real as usize;
+                clean_words += n_words.saturating_sub(1);
+                let hit = issues.iter().find(|i| i.start < *e && *s < i.end);
+                if let Some(i) = hit {
+                    detected += 1;
+                    real_word_detected += (i.kind == IssueKind::RealWord) as usize;
+                    if i.suggestions.first().is_some_and(|x| x.word.eq_ignore_ascii_case(correct)) {
+                        corrected += 1;
+                    }
+                }
+                for i in issues.iter().filter(|i| !(i.start < *e && *s < i.end)) {
+                    false_alarms += 1;
+                    if alarms.len() < 20 {
+                        alarms.push(json!({"word": i.word, "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
+                    }
+                }
+            }
+            None => {
+                clean_words += n_words;
+                false_alarms += issues.len();
+                for i in &issues {
+                    if alarms.len() < 20 {
+                        alarms.push(json!({"word": i.word, "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
+                    }
+                }
+            }
+        }
+    }
+    Ok(json!({
+        "eval": "context",
+        "files": c.files,
+        "texts": cases.len(),
+        "errors": errors,
+        "detection_recall": ratio(detected, errors),
+        "real_word_errors": real_word_errors,
+        "real_word_recall": ratio(real_word_detected, real_word_errors),
+        "correction_accuracy": ratio(corrected, detected),
+        "clean_words": clean_words,
+        "false_alarms": false_alarms,
+        "false_alarms_per_1000_words": 1000.0 * ratio(false_alarms, clean_words),
+        "latency": percentiles(latencies),
+        "false_alarm_examples": alarms,
+    }))
+}
+
+fn table(report: &Value) -> anyhow::Result<()> {
+    let Some(obj) = report.as_object() else { return Ok(()) };
+    for (k, v) in obj {
+        if matches!(k.as_str(), "misses" | "false_alarm_examples") {
+            continue;
+        }
+        let shown = match v {
+            Value::Number(n) if n.is_f64() => format!("{:.4}", n.as_f64().unwrap_or(f64::NAN)),
+            Value::Object(m) => m
+                .iter()
+                .map(|(a, b)| match b.as_f64() {
+                    Some(f) if b.is_f64() => format!("{a} {f:.3}"),
+                    _ => format!("{a} {b}"),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            other => other.to_string(),
+        };
+        out(&format!("{k:<28} {shown}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,745 @@
+//! The LSP front of `laya serve`: text sync on ropes, settings, and turning the engine's
+//! decisions into inline completions, completion items, diagnostics and quick fixes. It never
+//! touches the model: every decision is a job for the inference thread (see engine.rs).
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use dashmap::DashMap;
+use laya_decide::{GhostOptions, Issue, IssueKind, SuggestionKind};
+use laya_text::{Document, PositionEncoding};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::engine::{Engine, Job, JobError};
+use super::settings::Settings;
+
+/// Characters of context the model sees before the cursor: the window's start (its anchor)
+/// stays put while the cursor is within MAX of it, so each keystroke reuses the cached prefix;
+/// past MAX it moves to a sentence start about MIN before the cursor.
+const WINDOW_MIN: usize = 600;
+const WINDOW_MAX: usize = 1500;
+
+pub const CMD_ADD_WORD: &str = "laya.addToDictionary";
+pub const CMD_IGNORE: &str = "laya.ignoreInDocument";
+
+struct Doc {
+    doc: Document,
+    language: String,
+    /// Words the user chose to ignore in this document (lower case).
+    ignored: HashSet<String>,
+    /// Char index where the model's context window starts.
+    anchor: usize,
+    /// Issues of each paragraph text already checked (by hash of the text).
+    checked: HashMap<u64, Vec<Issue>>,
+    /// The last ghost text shown: cursor char index and text.
+    shown: Option<(usize, String)>,
+    /// Ghost texts the writer typed past (cursor char index, text): not shown there again.
+    rejected: HashSet<(usize, String)>,
+    /// Char index just after the last edit (the word being typed is not flagged yet).
+    last_edit: usize,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum ModelState {
+    Loading,
+    Ready(String),
+    Failed(String),
+}
+
+pub struct Backend {
+    client: Client,
+    engine: Engine,
+    docs: Arc<DashMap<String, Doc>>,
+    settings: Arc<RwLock<Settings>>,
+    encoding: RwLock<PositionEncoding>,
+    model_state: Arc<RwLock<ModelState>>,
+    /// Whether the client takes `window/workDoneProgress/create`.
+    progress_ok: std::sync::atomic::AtomicBool,
+}
+
+fn to_pos(p: Position) -> laya_text::Position {
+    laya_text::Position::new(p.line, p.character)
+}
+
+fn from_pos(p: laya_text::Position) -> Position {
+    Position::new(p.line, p.character)
+}
+
+fn key(uri: &Uri) -> String {
+    uri.as_str().to_string()
+}
+
+fn hash_text(s: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    s.hash(&mut h);
+    h.finish()
+}
+
+fn job_error(e: JobError) -> Error {
+    match e {
+        JobError::Stale => Error { code: ErrorCode::ServerError(-32800), message: "superseded by a newer edit".into(), data: None },
+        JobError::NoModel(m) => Error { code: ErrorCode::ServerError(-32803), message: format!("the model is not ready: {m}").into(), data: None },
+        JobError::Failed(m) => Error { code: ErrorCode::InternalError, message: m.into(), data: None },
+    }
+}
+
+impl Backend {
+    pub fn new(client: Client, engine: Engine, settings: Settings) -> Self {
+        Self {
+            client,
+            engine,
+            docs: Arc::new(DashMap::new()),
+            settings: Arc::new(RwLock::new(settings)),
+            encoding: RwLock::new(PositionEncoding::Utf16),
+            model_state: Arc::new(RwLock::new(ModelState::Loading)),
+            progress_ok: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn settings(&self) -> Settings {
+        self.settings.read().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    fn enc(&self) -> PositionEncoding {
+        self.encoding.read().map(|e| *e).unwrap_or(PositionEncoding::Utf16)
+    }
+
+    /// Loads the model on the inference thread, reporting progress; on failure says why and
+    /// keeps serving what needs no model.
+    async fn load_model(&self) {
+        let s = self.settings();
+        if let Ok(mut st) = self.model_state.write() {
+            *st = ModelState::Loading;
+        }
+        // The job goes first: a client slow to answer the progress request must not delay it.
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.engine.send(Job::Load { model: s.model_path.clone(), lexicon: s.lexicon_path.clone(), reply: tx });
+        let progress = if self.progress_ok.load(std::sync::atomic::Ordering::Acquire) {
+            let token = ProgressToken::String("laya/load".into());
+            match self.client.create_work_done_progress(token.clone()).await {
+                Ok(()) => Some(self.client.progress(token, "Laya").with_message("loading the model").begin().await),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        let r = rx.await.unwrap_or_else(|_| Err(JobError::Failed("the inference thread stopped".into())));
+        let (state, msg) = match r {
+            Ok(m) => (ModelState::Ready(m.clone()), m),
+            Err(JobError::NoModel(m) | JobError::Failed(m)) => (ModelState::Failed(m.clone()), m),
+            Err(JobError::Stale) => (ModelState::Failed("stale".into()), "stale".into()),
+        };
+        if let Some(p) = progress {
+            p.finish_with_message(msg.clone()).await;
+        }
+        match &state {
+            ModelState::Ready(_) => {
+                tracing::info!("{msg}");
+                self.client.log_message(MessageType::INFO, format!("Laya: {msg}")).await;
+            }
+            _ => {
+                tracing::error!("{msg}");
+                self.client
+                    .show_message(MessageType::ERROR, format!("Laya: {msg}. Suggestions are off; spelling works if the lexicon loaded."))
+                    .await;
+            }
+        }
+        if let Ok(mut st) = self.model_state.write() {
+            *st = state;
+        }
+        // Documents opened while loading get their diagnostics now.
+        let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
+        for u in uris {
+            self.schedule_check(u, 0);
+        }
+    }
+
+    /// Re-checks a document after `delay_ms` if it has not changed meanwhile, and publishes
+    /// its diagnostics. Only paragraphs whose text changed go to the engine.
+    fn schedule_check(&self, uri: String, delay_ms: u64) {
+        let docs = self.docs.clone();
+        let engine = self.engine.clone();
+        let client = self.client.clone();
+        let settings = self.settings();
+        let enc = self.enc();
+        tokio::spawn(async move {
+            let mut delay = delay_ms;
+            loop {
+                if delay > 0 {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                }
+                // Interrupted by typing: try again after the next quiet spell.
+                if check_once(&docs, &engine, &client, &settings, enc, &uri).await {
+                    return;
+                }
+                delay = settings.debounce_ms.max(50);
+            }
+        });
+    }
+
+}
+
+/// One spelling pass over a document; false when the engine stopped early for urgent work.
+async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Client, settings: &Settings, enc: PositionEncoding, uri: &String) -> bool {
+    {
+        {
+            let Some((version, paragraphs, todo, skip, last_edit)) = ({
+                let Some(d) = docs.get(uri) else { return true };
+                if !settings.diagnostics || !settings.languages.contains(&d.language) {
+                    None
+                } else {
+                    let text = d.doc.text();
+                    let paragraphs = paragraphs(&text);
+                    let todo: Vec<String> = paragraphs
+                        .iter()
+                        .map(|p| p.1.clone())
+                        .filter(|t| !d.checked.contains_key(&hash_text(t)))
+                        .collect::<HashSet<_>>()
+                        .into_iter()
+                        .collect();
+                    let counts = laya_decide::word_counts(&text);
+                    let mut skip: HashSet<String> = counts.into_iter().filter(|(_, n)| *n > 1).map(|(w, _)| w).collect();
+                    skip.extend(d.ignored.iter().cloned());
+                    Some((d.doc.version(), paragraphs, todo, skip, d.last_edit))
+                }
+            }) else {
+                return true;
+            };
+            let url: Uri = match uri.parse() {
+                Ok(u) => u,
+                Err(_) => return true,
+            };
+            let found = if todo.is_empty() {
+                vec![]
+            } else {
+                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.clone(), skip: skip.clone(), reply }).await {
+                    Ok(f) => f,
+                    Err(JobError::Stale) => return true, // a newer edit checks again
+                    Err(JobError::NoModel(m)) => {
+                        tracing::debug!("spelling check waits: {m}");
+                        return true;
+                    }
+                    Err(e) => {
+                        tracing::warn!("spelling check failed: {e:?}");
+                        return true;
+                    }
+                }
+            };
+            let complete = found.len() == todo.len();
+            let diags = {
+                let Some(mut d) = docs.get_mut(uri) else { return true };
+                for (t, issues) in todo.iter().zip(found) {
+                    d.checked.insert(hash_text(t), issues);
+                }
+                let live: HashSet<u64> = paragraphs.iter().map(|p| hash_text(&p.1)).collect();
+                d.checked.retain(|h, _| live.contains(h));
+                if d.doc.version() != version {
+                    return true; // changed while we checked: the newer check publishes
+                }
+                let severity = settings.severity();
+                let mut diags = vec![];
+                for (start_char, text) in &paragraphs {
+                    let Some(issues) = d.checked.get(&hash_text(text)) else { continue };
+                    for i in issues {
+                        if skip.contains(&i.word.to_lowercase()) {
+                            continue;
+                        }
+                        let s = start_char + text[..i.start].chars().count();
+                        let e = start_char + text[..i.end].chars().count();
+                        if e == last_edit && i.kind == IssueKind::Misspelling && e == d.doc.len_chars().min(last_edit) {
+                            continue; // still being typed at the end of the text
+                        }
+                        diags.push(diagnostic(&d.doc, enc, s, e, i, severity));
+                    }
+                }
+                diags
+            };
+            client.publish_diagnostics(url, diags, Some(version)).await;
+            complete
+        }
+    }
+}
+
+impl Backend {
+
+    async fn ghost_items(&self, params: InlineCompletionParams) -> Result<Option<InlineCompletionResponse>> {
+        let s = self.settings();
+        let uri = key(&params.text_document_position.text_document.uri);
+        let pos = params.text_document_position.position;
+        let enc = self.enc();
+        let (version, before, after, cursor, replace_from, prefix) = {
+            let Some(mut d) = self.docs.get_mut(&uri) else {
+                return Err(Error::invalid_params(format!("{uri} is not open")));
+            };
+            if !s.ghost_text || !s.languages.contains(&d.language) {
+                return Ok(None);
+            }
+            let cursor = d.doc.offset_of(to_pos(pos), enc);
+            if params.context.selected_completion_info.is_none() {
+                if let Some((at, rest)) = &d.shown {
+                    if *at == cursor {
+                        // The writer is typing what the last suggestion said: the rest still stands.
+                        let item = InlineCompletionItem { insert_text: rest.clone(), filter_text: None, range: None, command: None, insert_text_format: None };
+                        return Ok(Some(InlineCompletionResponse::List(InlineCompletionList { items: vec![item] })));
+                    }
+                }
+            }
+            let (from, prefix) = match &params.context.selected_completion_info {
+                // A completion item is selected in the editor's menu: continue as if it were typed.
+                Some(sel) => (d.doc.offset_of(to_pos(sel.range.start), enc), sel.text.clone()),
+                None => (cursor, String::new()),
+            };
+            if d.anchor > from || from - d.anchor > WINDOW_MAX {
+                let target = from.saturating_sub(WINDOW_MIN);
+                d.anchor = d.doc.sentence_start_before(target).min(from);
+            }
+            let rope = d.doc.rope();
+            let before = format!("{}{prefix}", rope.slice(d.anchor..from));
+            let line = rope.char_to_line(cursor);
+            let line_end = d.doc.line_range(line).map_or(cursor, |r| r.end);
+            let after = rope.slice(cursor..line_end.max(cursor)).to_string();
+            (d.doc.version(), before, after, cursor, from, prefix)
+        };
+        let opts = GhostOptions { threshold: s.threshold, ..GhostOptions::default() };
+        let invoked = params.context.trigger_kind == InlineCompletionTriggerKind::INVOKED;
+        let g = self
+            .engine
+            .ask(|reply| Job::Ghost { doc: uri.clone(), version, before: before.clone(), after: after.clone(), opts, reply })
+            .await;
+        let g = match g {
+            Ok(g) => g,
+            Err(JobError::NoModel(_)) => return Ok(None),
+            Err(e) => return Err(job_error(e)),
+        };
+        let mut items = vec![];
+        let Some(mut d) = self.docs.get_mut(&uri) else { return Ok(None) };
+        if d.doc.version() != version {
+            return Err(job_error(JobError::Stale));
+        }
+        if let Some(g) = g {
+            if !d.rejected.contains(&(cursor, g.insert.clone())) {
+                let replaced = before.get(before.len().saturating_sub(g.replace)..).map_or(0, |t| t.chars().count());
+                let start_char = replace_from.saturating_sub(replaced);
+                let range = Range::new(from_pos(d.doc.position_of(start_char, enc)), pos);
+                let text = format!("{prefix}{}", g.insert);
+                let full = if g.replace > 0 || !prefix.is_empty() { Some(range) } else { None };
+                d.shown = Some((cursor, g.insert.clone()));
+                items.push(InlineCompletionItem { insert_text: text, filter_text: None, range: full, command: None, insert_text_format: None });
+            }
+        }
+        drop(d);
+        if invoked && prefix.is_empty() {
+            // Asked for explicitly: alternatives too.
+            if let Ok(more) = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 3, reply }).await {
+                for sug in more {
+                    if sug.insert.is_empty() || items.iter().any(|i| i.insert_text == sug.insert) {
+                        continue;
+                    }
+                    items.push(InlineCompletionItem { insert_text: sug.insert, filter_text: None, range: None, command: None, insert_text_format: None });
+                }
+            }
+        }
+        Ok(Some(InlineCompletionResponse::List(InlineCompletionList { items })))
+    }
+
+    pub async fn inline_completion(&self, params: InlineCompletionParams) -> Result<Option<InlineCompletionResponse>> {
+        self.ghost_items(params).await
+    }
+
+    pub async fn rank(&self, params: RankParams) -> Result<Value> {
+        if params.candidates.is_empty() {
+            return Err(Error::invalid_params("candidates is empty"));
+        }
+        if params.context.is_empty() {
+            return Err(Error::invalid_params("context is empty"));
+        }
+        let ranked = self
+            .engine
+            .ask(|reply| Job::Rank { context: params.context.clone(), candidates: params.candidates.clone(), reply })
+            .await
+            .map_err(job_error)?;
+        Ok(json!({
+            "ranked": ranked.iter().map(|r| json!({"candidate": r.candidate, "index": r.index, "logprob": r.logprob, "tokens": r.tokens})).collect::<Vec<_>>()
+        }))
+    }
+
+    pub async fn stats(&self) -> Result<Value> {
+        let s = self.engine.ask(|reply| Job::Stats { reply }).await.map_err(job_error)?;
+        let state = self.model_state.read().map(|s| s.clone()).unwrap_or(ModelState::Loading);
+        Ok(json!({
+            "model_state": match state { ModelState::Loading => "loading".to_string(), ModelState::Ready(_) => "ready".into(), ModelState::Failed(m) => format!("failed: {m}") },
+            "engine": s,
+            "documents_open": self.docs.len(),
+        }))
+    }
+
+    fn add_word(&self, word: &str) -> std::result::Result<(), String> {
+        let s = self.settings();
+        if let Some(path) = s.user_dictionary.clone() {
+            super::settings::append_word_atomically(&path, word)?;
+        }
+        self.engine.send(Job::AddWords { words: vec![word.to_string()] });
+        for mut d in self.docs.iter_mut() {
+            d.checked.clear();
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RankParams {
+    pub context: String,
+    pub candidates: Vec<String>,
+}
+
+/// Paragraphs of a text (runs of non-blank lines): (first char index, text).
+fn paragraphs(text: &str) -> Vec<(usize, String)> {
+    let mut out = vec![];
+    let mut cur: Option<(usize, String)> = None;
+    let mut at = 0usize;
+    for line in text.split_inclusive('\n') {
+        let n = line.chars().count();
+        if line.trim().is_empty() {
+            if let Some(p) = cur.take() {
+                out.push(p);
+            }
+        } else {
+            match &mut cur {
+                Some((_, t)) => t.push_str(line),
+                None => cur = Some((at, line.to_string())),
+            }
+        }
+        at += n;
+    }
+    out.extend(cur);
+    out
+}
+
+fn diagnostic(doc: &Document, enc: PositionEncoding, s: usize, e: usize, i: &Issue, severity: DiagnosticSeverity) -> Diagnostic {
+    let range = Range::new(from_pos(doc.position_of(s, enc)), from_pos(doc.position_of(e, enc)));
+    let sugg: Vec<String> = i.suggestions.iter().take(5).map(|c| c.word.clone()).collect();
+    let message = match (i.kind, sugg.first()) {
+        (IssueKind::Misspelling, Some(b)) => format!("\"{}\" may be misspelled: {b}?", i.word),
+        (IssueKind::Misspelling, None) => format!("\"{}\" is not in the dictionary", i.word),
+        (IssueKind::RealWord, Some(b)) => format!("\"{}\" may be the wrong word here: {b}?", i.word),
+        (IssueKind::RealWord, None) => format!("\"{}\" may be the wrong word here", i.word),
+    };
+    Diagnostic {
+        range,
+        severity: Some(severity),
+        code: Some(NumberOrString::String(match i.kind {
+            IssueKind::Misspelling => "misspelling".into(),
+            IssueKind::RealWord => "confused-word".into(),
+        })),
+        source: Some("laya".into()),
+        message,
+        data: Some(json!({"word": i.word, "suggestions": sugg})),
+        ..Default::default()
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        if let Some(opts) = params.initialization_options {
+            match Settings::from_value(&opts) {
+                Ok(s) => {
+                    if let Ok(mut cur) = self.settings.write() {
+                        *cur = s;
+                    }
+                }
+                Err(e) => return Err(Error::invalid_params(format!("initializationOptions: {e}"))),
+            }
+        }
+        self.engine.send(Job::SetBudget { bytes: self.settings().budget_bytes() });
+        let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        self.progress_ok.store(progress, std::sync::atomic::Ordering::Release);
+        // Position encodings: UTF-8 or UTF-32 when offered (cheaper than UTF-16), else UTF-16.
+        let offered: Vec<PositionEncodingKind> =
+            params.capabilities.general.and_then(|g| g.position_encodings).unwrap_or_default();
+        let (enc, kind) = if offered.contains(&PositionEncodingKind::UTF8) {
+            (PositionEncoding::Utf8, PositionEncodingKind::UTF8)
+        } else if offered.contains(&PositionEncodingKind::UTF32) {
+            (PositionEncoding::Utf32, PositionEncodingKind::UTF32)
+        } else {
+            (PositionEncoding::Utf16, PositionEncodingKind::UTF16)
+        };
+        if let Ok(mut e) = self.encoding.write() {
+            *e = enc;
+        }
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(kind),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    ..Default::default()
+                })),
+                completion_provider: Some(CompletionOptions { resolve_provider: Some(false), ..Default::default() }),
+                inline_completion_provider: Some(OneOf::Left(true)),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
+                    ..Default::default()
+                })),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: vec![CMD_ADD_WORD.into(), CMD_IGNORE.into()],
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo { name: "laya".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        self.load_model().await;
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let td = params.text_document;
+        let uri = key(&td.uri);
+        self.engine.versions.insert(uri.clone(), td.version);
+        let len = td.text.chars().count();
+        self.docs.insert(
+            uri.clone(),
+            Doc {
+                doc: Document::new(&td.text, td.version),
+                language: td.language_id,
+                ignored: HashSet::new(),
+                anchor: 0,
+                checked: HashMap::new(),
+                shown: None,
+                rejected: HashSet::new(),
+                last_edit: len + 1,
+            },
+        );
+        self.schedule_check(uri, 0);
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        // Applied before any .await: handlers may run concurrently, but each starts in order.
+        let uri = key(&params.text_document.uri);
+        let version = params.text_document.version;
+        let enc = self.enc();
+        {
+            let Some(mut d) = self.docs.get_mut(&uri) else {
+                tracing::warn!("didChange for a document that is not open");
+                return;
+            };
+            if let Err(e) = d.doc.check_version(version) {
+                // The client applied these changes to its copy in this order: so do we.
+                tracing::warn!("didChange: {e}; applying it anyway to stay in sync");
+            }
+            for ch in params.content_changes {
+                let edit = match d.doc.apply_change(ch.range.map(|r| laya_text::Range::new(to_pos(r.start), to_pos(r.end))), &ch.text, enc) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        tracing::error!("didChange could not be applied: {e}");
+                        continue;
+                    }
+                };
+                d.anchor = edit.map_char(d.anchor);
+                d.last_edit = edit.new_end_char;
+                // Typing what a shown ghost text says keeps the rest of it on show; typing
+                // something else rejects it there.
+                if let Some((at, text)) = d.shown.take() {
+                    if edit.start_char == at && edit.removed_chars() == 0 && !ch.text.is_empty() {
+                        match text.strip_prefix(ch.text.as_str()) {
+                            Some(rest) if !rest.is_empty() => d.shown = Some((edit.new_end_char, rest.to_string())),
+                            Some(_) => {}
+                            None => {
+                                d.rejected.insert((at, text));
+                            }
+                        }
+                    }
+                }
+                if d.rejected.len() > 256 {
+                    d.rejected.clear();
+                }
+            }
+            let newest = version.max(d.doc.version());
+            d.doc.set_version(newest);
+        }
+        self.engine.versions.insert(uri.clone(), version);
+        self.schedule_check(uri, self.settings().debounce_ms);
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = key(&params.text_document.uri);
+        self.docs.remove(&uri);
+        self.engine.versions.remove(&uri);
+        self.engine.send(Job::Close { doc: uri });
+        self.client.publish_diagnostics(params.text_document.uri, vec![], None).await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        let v = params.settings.get("laya").cloned().unwrap_or(params.settings);
+        match Settings::from_value(&v) {
+            Ok(new) => {
+                let old = self.settings();
+                let reload = new.model_path != old.model_path || new.lexicon_path != old.lexicon_path;
+                if let Ok(mut cur) = self.settings.write() {
+                    *cur = new.clone();
+                }
+                self.engine.send(Job::SetBudget { bytes: new.budget_bytes() });
+                if let Some(path) = &new.user_dictionary {
+                    if let Ok(words) = super::settings::read_words(path) {
+                        self.engine.send(Job::AddWords { words });
+                    }
+                }
+                if reload {
+                    self.load_model().await;
+                }
+                let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
+                for u in uris {
+                    self.schedule_check(u, 0);
+                }
+            }
+            Err(e) => self.client.show_message(MessageType::ERROR, format!("Laya settings: {e}")).await,
+        }
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let s = self.settings();
+        let uri = key(&params.text_document_position.text_document.uri);
+        let pos = params.text_document_position.position;
+        let enc = self.enc();
+        let invoked = params.context.as_ref().is_some_and(|c| c.trigger_kind == CompletionTriggerKind::INVOKED);
+        let (version, before, word_start) = {
+            let Some(mut d) = self.docs.get_mut(&uri) else {
+                return Err(Error::invalid_params(format!("{uri} is not open")));
+            };
+            if !s.completion || !s.languages.contains(&d.language) {
+                return Ok(None);
+            }
+            let cursor = d.doc.offset_of(to_pos(pos), enc);
+            if d.anchor > cursor || cursor - d.anchor > WINDOW_MAX {
+                d.anchor = d.doc.sentence_start_before(cursor.saturating_sub(WINDOW_MIN)).min(cursor);
+            }
+            let before = d.doc.rope().slice(d.anchor..cursor).to_string();
+            let word: String = before.chars().rev().take_while(|&c| laya_text::is_word_char(c)).collect();
+            let n = word.chars().count();
+            // Automatic completion only inside a word that is not already whole: a popup after a
+            // finished word would catch the Enter meant for a new line.
+            if !invoked && (n == 0 || (n >= 2 && laya_text::is_word(&word) && before.ends_with(char::is_whitespace))) {
+                return Ok(None);
+            }
+            (d.doc.version(), before, cursor - n)
+        };
+        if !laya_text::is_prose_at(&before, before.len()) {
+            return Ok(None);
+        }
+        let r = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 5, reply }).await;
+        let sugg = match r {
+            Ok(s) => s,
+            Err(JobError::NoModel(_)) => return Ok(None),
+            Err(e) => return Err(job_error(e)),
+        };
+        let Some(d) = self.docs.get(&uri) else { return Ok(None) };
+        let start = from_pos(d.doc.position_of(word_start, enc));
+        let items: Vec<CompletionItem> = sugg
+            .iter()
+            .enumerate()
+            .filter(|(_, x)| x.kind == SuggestionKind::CompleteWord || invoked)
+            .map(|(i, x)| {
+                let (range, text) = match x.kind {
+                    SuggestionKind::CompleteWord => (Range::new(start, pos), x.word.clone()),
+                    SuggestionKind::NextWord => (Range::new(pos, pos), x.insert.clone()),
+                };
+                CompletionItem {
+                    label: x.word.clone(),
+                    kind: Some(CompletionItemKind::TEXT),
+                    detail: Some(format!("{:.0}%", 100.0 * x.logprob.exp())),
+                    sort_text: Some(format!("{i:02}")),
+                    filter_text: Some(x.word.clone()),
+                    preselect: Some(false),
+                    text_edit: Some(CompletionTextEdit::Edit(TextEdit { range, new_text: text })),
+                    ..Default::default()
+                }
+            })
+            .collect();
+        Ok(Some(CompletionResponse::List(CompletionList { is_incomplete: true, items })))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri.clone();
+        let mut out: Vec<CodeActionOrCommand> = vec![];
+        for diag in params.context.diagnostics.iter().filter(|d| d.source.as_deref() == Some("laya")) {
+            let Some(data) = &diag.data else { continue };
+            let word = data["word"].as_str().unwrap_or_default().to_string();
+            let suggestions: Vec<String> =
+                data["suggestions"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(String::from)).collect();
+            for (i, s) in suggestions.iter().enumerate() {
+                let edit = WorkspaceEdit {
+                    changes: Some(HashMap::from([(uri.clone(), vec![TextEdit { range: diag.range, new_text: s.clone() }])])),
+                    ..Default::default()
+                };
+                out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                    title: format!("Replace with \"{s}\""),
+                    kind: Some(CodeActionKind::QUICKFIX),
+                    diagnostics: Some(vec![diag.clone()]),
+                    edit: Some(edit),
+                    is_preferred: Some(i == 0),
+                    ..Default::default()
+                }));
+            }
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Add \"{word}\" to the dictionary"),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![diag.clone()]),
+                command: Some(Command::new(format!("Add \"{word}\" to the dictionary"), CMD_ADD_WORD.into(), Some(vec![json!(word)]))),
+                ..Default::default()
+            }));
+            out.push(CodeActionOrCommand::CodeAction(CodeAction {
+                title: format!("Ignore \"{word}\" in this document"),
+                kind: Some(CodeActionKind::QUICKFIX),
+                diagnostics: Some(vec![diag.clone()]),
+                command: Some(Command::new(
+                    format!("Ignore \"{word}\" in this document"),
+                    CMD_IGNORE.into(),
+                    Some(vec![json!(uri.as_str()), json!(word)]),
+                )),
+                ..Default::default()
+            }));
+        }
+        Ok(Some(out))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let args = params.arguments;
+        match params.command.as_str() {
+            CMD_ADD_WORD => {
+                let word = args.first().and_then(|v| v.as_str()).ok_or_else(|| Error::invalid_params("expected [word]"))?;
+                if word.is_empty() || word.len() > 100 || word.contains(char::is_whitespace) {
+                    return Err(Error::invalid_params("a dictionary word is one word of at most 100 bytes"));
+                }
+                self.add_word(word).map_err(|e| Error { code: ErrorCode::InternalError, message: e.into(), data: None })?;
+            }
+            CMD_IGNORE => {
+                let (Some(uri), Some(word)) = (args.first().and_then(|v| v.as_str()), args.get(1).and_then(|v| v.as_str())) else {
+                    return Err(Error::invalid_params("expected [uri, word]"));
+                };
+                let Some(mut d) = self.docs.get_mut(uri) else {
+                    return Err(Error::invalid_params(format!("{uri} is not open")));
+                };
+                d.ignored.insert(word.to_lowercase());
+            }
+            other => return Err(Error::invalid_params(format!("unknown command {other}"))),
+        }
+        let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
+        for u in uris {
+            self.schedule_check(u, 0);
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,394 @@
+//! The inference thread: the one owner of the model, the lexicon and every document's KV cache.
+//! Handlers send it a closed set of jobs and await the reply; jobs for an old version of a
+//! document, or whose requester has gone (a cancelled request), are dropped unanswered, and of
+//! several queued suggestion jobs for one document only the newest runs.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use dashmap::DashMap;
+use laya_decide::{Ghost, GhostOptions, Issue, Ranked, Speller, Suggestion, Vocab};
+use laya_model::{KvCache, Model};
+use tokio::sync::oneshot;
+
+/// What went wrong with a job, for the handler to turn into an LSP answer.
+#[derive(Debug, Clone)]
+pub enum JobError {
+    /// A newer version of the document exists, or a newer request replaced this one.
+    Stale,
+    /// The model is not loaded (yet, or it failed to load).
+    NoModel(String),
+    Failed(String),
+}
+
+pub type Reply<T> = oneshot::Sender<Result<T, JobError>>;
+
+pub enum Job {
+    /// Loads (or reloads) the model and the lexicon.
+    Load { model: Option<PathBuf>, lexicon: Option<PathBuf>, reply: Reply<String> },
+    /// Ghost text after `before` (the context window up to the cursor).
+    Ghost { doc: String, version: i32, before: String, after: String, opts: GhostOptions, reply: Reply<Option<Ghost>> },
+    /// Up to `n` completions after `before`.
+    Complete { doc: String, version: i32, before: String, n: usize, reply: Reply<Vec<Suggestion>> },
+    /// Issues of each paragraph; `skip` are words to leave alone in this document.
+    Check { doc: String, version: i32, paragraphs: Vec<String>, skip: HashSet<String>, reply: Reply<Vec<Vec<Issue>>> },
+    Rank { context: String, candidates: Vec<String>, reply: Reply<Vec<Ranked>> },
+    /// Words the user added to the dictionary.
+    AddWords { words: Vec<String> },
+    /// Frees a closed document's cache.
+    Close { doc: String },
+    SetBudget { bytes: usize },
+    Stats { reply: Reply<Stats> },
+}
+
+impl Job {
+    fn doc_version(&self) -> Option<(&str, i32)> {
+        match self {
+            Job::Ghost { doc, version, .. } | Job::Complete { doc, version, .. } | Job::Check { doc, version, .. } => {
+                Some((doc, *version))
+            }
+            _ => None,
+        }
+    }
+
+    /// Jobs a writer is waiting for: they go before spelling checks.
+    fn is_urgent(&self) -> bool {
+        matches!(self, Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. })
+    }
+
+    /// A suggestion job: only the newest one per document is worth running.
+    fn is_suggestion(&self) -> bool {
+        matches!(self, Job::Ghost { .. } | Job::Complete { .. })
+    }
+
+    fn reply_closed(&self) -> bool {
+        match self {
+            Job::Ghost { reply, .. } => reply.is_closed(),
+            Job::Complete { reply, .. } => reply.is_closed(),
+            Job::Check { reply, .. } => reply.is_closed(),
+            Job::Rank { reply, .. } => reply.is_closed(),
+            _ => false,
+        }
+    }
+
+    fn drop_stale(self) {
+        let e = Err(JobError::Stale);
+        match self {
+            Job::Ghost { reply, .. } => drop(reply.send(e.map(|_: ()| None))),
+            Job::Complete { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
+            Job::Check { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
+            Job::Rank { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
+            _ => {}
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Stats {
+    pub model: Option<String>,
+    pub documents_cached: usize,
+    pub cache_bytes: usize,
+    pub budget_bytes: usize,
+    pub jobs: u64,
+    pub stale_dropped: u64,
+    /// Ghost texts answered from the previous suggestion (the writer typed what it said).
+    pub reused_suggestions: u64,
+}
+
+/// The handle handlers hold.
+#[derive(Clone)]
+pub struct Engine {
+    tx: mpsc::Sender<Job>,
+    /// Suggestion jobs sent and not yet started: a running check yields to them.
+    urgent: Arc<AtomicUsize>,
+    /// The newest version of each open document, written by the text-sync handlers.
+    pub versions: Arc<DashMap<String, i32>>,
+}
+
+impl Engine {
+    /// Starts the inference thread (nothing loaded until a `Load` job).
+    pub fn start(budget_bytes: usize) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let versions: Arc<DashMap<String, i32>> = Arc::new(DashMap::new());
+        let v = versions.clone();
+        let urgent = Arc::new(AtomicUsize::new(0));
+        let u = urgent.clone();
+        std::thread::Builder::new()
+            .name("laya-inference".into())
+            .spawn(move || Worker::new(budget_bytes, v, u).run(rx))
+            .expect("spawning the inference thread");
+        Self { tx, urgent, versions }
+    }
+
+    pub fn send(&self, job: Job) {
+        if job.is_urgent() {
+            self.urgent.fetch_add(1, Ordering::AcqRel);
+        }
+        // The thread only ends with the process; a send error means it panicked: say so.
+        if self.tx.send(job).is_err() {
+            tracing::error!("the inference thread is gone");
+        }
+    }
+
+    /// Sends a job built around a fresh reply channel and awaits its answer.
+    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Job) -> Result<T, JobError> {
+        let (tx, rx) = oneshot::channel();
+        self.send(make(tx));
+        rx.await.unwrap_or_else(|_| Err(JobError::Failed("the inference thread stopped".into())))
+    }
+}
+
+struct DocCache {
+    cache: KvCache,
+    used: Instant,
+}
+
+struct Loaded {
+    model: Model,
+    vocab: Vocab,
+    name: String,
+}
+
+struct Worker {
+    loaded: Option<Loaded>,
+    load_error: String,
+    speller: Option<Speller>,
+    user_words: Vec<String>,
+    caches: HashMap<String, DocCache>,
+    /// Each document's last ghost text and the text it followed.
+    last_ghost: HashMap<String, (String, Ghost)>,
+    check_cache: KvCache,
+    budget: usize,
+    versions: Arc<DashMap<String, i32>>,
+    urgent: Arc<AtomicUsize>,
+    stats: Stats,
+}
+
+impl Worker {
+    fn new(budget: usize, versions: Arc<DashMap<String, i32>>, urgent: Arc<AtomicUsize>) -> Self {
+        Self {
+            loaded: None,
+            load_error: "the model is still loading".into(),
+            speller: None,
+            user_words: vec![],
+            caches: HashMap::new(),
+            last_ghost: HashMap::new(),
+            check_cache: KvCache::new(),
+            budget,
+            versions,
+            urgent,
+            stats: Stats::default(),
+        }
+    }
+
+    fn run(mut self, rx: mpsc::Receiver<Job>) {
+        let mut queue: VecDeque<Job> = VecDeque::new();
+        loop {
+            if queue.is_empty() {
+                match rx.recv() {
+                    Ok(j) => queue.push_back(j),
+                    Err(_) => return, // every handle dropped: the server is shutting down
+                }
+            }
+            while let Ok(j) = rx.try_recv() {
+                queue.push_back(j);
+            }
+            // Urgent jobs first, in order; then the rest.
+            let at = queue.iter().position(Job::is_urgent).unwrap_or(0);
+            let Some(job) = queue.remove(at) else { continue };
+            if job.is_urgent() {
+                self.urgent.fetch_sub(1, Ordering::AcqRel);
+            }
+            // A newer suggestion job for the same document makes this one stale.
+            let superseded = job.is_suggestion()
+                && job.doc_version().is_some_and(|(d, _)| {
+                    queue.iter().any(|q| q.is_suggestion() && q.doc_version().is_some_and(|(d2, _)| d2 == d))
+                });
+            let old = job.doc_version().is_some_and(|(d, v)| self.versions.get(d).is_some_and(|cur| *cur > v));
+            if superseded || old || job.reply_closed() {
+                self.stats.stale_dropped += 1;
+                job.drop_stale();
+                continue;
+            }
+            self.stats.jobs += 1;
+            // A panic inside a decision must not take the server down: it fails that job only.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
+            if r.is_err() {
+                tracing::error!("a decision panicked; the job was dropped");
+                self.check_cache = KvCache::new();
+            }
+        }
+    }
+
+    fn model(&self) -> Result<&Loaded, JobError> {
+        self.loaded.as_ref().ok_or_else(|| JobError::NoModel(self.load_error.clone()))
+    }
+
+    fn doc_cache(&mut self, doc: &str) -> KvCache {
+        self.caches.remove(doc).map(|d| d.cache).unwrap_or_default()
+    }
+
+    fn put_cache(&mut self, doc: String, cache: KvCache) {
+        self.caches.insert(doc.clone(), DocCache { cache, used: Instant::now() });
+        self.evict(&doc);
+    }
+
+    /// Least-recently-used eviction down to the budget, never the document just used.
+    fn evict(&mut self, keep: &str) {
+        loop {
+            let total: usize = self.caches.values().map(|d| d.cache.nbytes()).sum::<usize>() + self.check_cache.nbytes();
+            if total <= self.budget {
+                return;
+            }
+            let victim = self.caches.iter().filter(|(k, _)| k.as_str() != keep).min_by_key(|(_, d)| d.used).map(|(k, _)| k.clone());
+            match victim {
+                Some(k) => {
+                    tracing::debug!("evicting a document cache");
+                    self.caches.remove(&k);
+                }
+                None => {
+                    self.check_cache = KvCache::new();
+                    return;
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, job: Job) {
+        match job {
+            Job::Load { model, lexicon, reply } => {
+                let _ = reply.send(self.load(model, lexicon));
+            }
+            Job::Ghost { doc, before, after, opts, reply, .. } => {
+                // Typing what the last suggestion said keeps the rest of it: no model work.
+                if let Some((b0, g0)) = self.last_ghost.get(&doc) {
+                    if let Some(typed) = before.strip_prefix(b0.as_str()) {
+                        if g0.replace == 0 && !typed.is_empty() && g0.insert.len() > typed.len() && g0.insert.starts_with(typed) {
+                            let g = Ghost { insert: g0.insert[typed.len()..].to_string(), ..g0.clone() };
+                            self.stats.reused_suggestions += 1;
+                            let _ = reply.send(Ok(Some(g)));
+                            return;
+                        }
+                    }
+                }
+                let mut cache = self.doc_cache(&doc);
+                let r = self.model().and_then(|m| {
+                    laya_decide::ghost(&m.model, &m.vocab, self.speller.as_ref(), &mut cache, &before, &after, &opts)
+                        .map_err(|e| JobError::Failed(e.to_string()))
+                });
+                match &r {
+                    Ok(Some(g)) => {
+                        self.last_ghost.insert(doc.clone(), (before, g.clone()));
+                    }
+                    _ => {
+                        self.last_ghost.remove(&doc);
+                    }
+                }
+                let _ = reply.send(r);
+                self.put_cache(doc, cache);
+            }
+            Job::Complete { doc, before, n, reply, .. } => {
+                let mut cache = self.doc_cache(&doc);
+                let r = self.model().and_then(|m| {
+                    laya_decide::complete(&m.model, &m.vocab, &mut cache, &before, n).map_err(|e| JobError::Failed(e.to_string()))
+                });
+                let _ = reply.send(r);
+                self.put_cache(doc, cache);
+            }
+            Job::Check { paragraphs, skip, reply, .. } => {
+                let Some(speller) = self.speller.as_ref() else {
+                    let _ = reply.send(Err(JobError::NoModel("no lexicon loaded".into())));
+                    return;
+                };
+                let model = self.loaded.as_ref().map(|l| &l.model);
+                let urgent = self.urgent.clone();
+                let interrupt = move || urgent.load(Ordering::Acquire) > 0;
+                let mut out = Vec::with_capacity(paragraphs.len());
+                for p in &paragraphs {
+                    match speller.check(model, &mut self.check_cache, p, 0, &|w: &str| skip.contains(&w.to_lowercase()), &interrupt) {
+                        Ok(issues) => out.push(issues),
+                        Err(laya_decide::DecideError::Interrupted) => {
+                            // Give back what is done; the caller checks the rest later.
+                            let _ = reply.send(Ok(out));
+                            return;
+                        }
+                        Err(e) => {
+                            let _ = reply.send(Err(JobError::Failed(e.to_string())));
+                            return;
+                        }
+                    }
+                }
+                let _ = reply.send(Ok(out));
+            }
+            Job::Rank { context, candidates, reply } => {
+                let mut cache = std::mem::take(&mut self.check_cache);
+                let r = self.model().and_then(|m| {
+                    laya_decide::rank(&m.model, &mut cache, &context, &candidates).map_err(|e| JobError::Failed(e.to_string()))
+                });
+                self.check_cache = cache;
+                let _ = reply.send(r);
+            }
+            Job::AddWords { words } => {
+                for w in words {
+                    if let Some(s) = self.speller.as_mut() {
+                        s.add_user_word(&w);
+                    }
+                    self.user_words.push(w);
+                }
+            }
+            Job::Close { doc } => {
+                self.caches.remove(&doc);
+                self.last_ghost.remove(&doc);
+            }
+            Job::SetBudget { bytes } => {
+                self.budget = bytes;
+                self.evict("");
+            }
+            Job::Stats { reply } => {
+                let mut s = self.stats.clone();
+                s.model = self.loaded.as_ref().map(|l| l.name.clone());
+                s.documents_cached = self.caches.len();
+                s.cache_bytes = self.caches.values().map(|d| d.cache.nbytes()).sum::<usize>() + self.check_cache.nbytes();
+                s.budget_bytes = self.budget;
+                let _ = reply.send(Ok(s));
+            }
+        }
+    }
+
+    fn load(&mut self, model: Option<PathBuf>, lexicon: Option<PathBuf>) -> Result<String, JobError> {
+        // The lexicon first: typo diagnostics work without a model.
+        let lex_path = lexicon.or_else(laya_decide::default_lexicon_path);
+        let mut lex_msg = String::new();
+        match lex_path.map(|p| laya_decide::Lexicon::load(&p)) {
+            Some(Ok(l)) => {
+                let mut s = Speller::new(l);
+                for w in &self.user_words {
+                    s.add_user_word(w);
+                }
+                self.speller = Some(s);
+            }
+            Some(Err(e)) => lex_msg = format!("; spelling is off: {e}"),
+            None => lex_msg = "; spelling is off: no lexicon found (run `make lexicon` or set lexiconPath)".into(),
+        }
+        let path = laya_model::resolve_model_path(model.as_deref()).map_err(|e| {
+            self.load_error = format!("{e}{lex_msg}");
+            JobError::NoModel(self.load_error.clone())
+        })?;
+        self.caches.clear();
+        self.check_cache = KvCache::new();
+        let start = Instant::now();
+        let m = Model::load(&path).map_err(|e| {
+            self.load_error = format!("cannot load the model {}: {e}{lex_msg}", path.display());
+            JobError::NoModel(self.load_error.clone())
+        })?;
+        let vocab = Vocab::new(&m).map_err(|e| JobError::Failed(e.to_string()))?;
+        let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let msg = format!("{name} loaded in {:.0} ms{lex_msg}", start.elapsed().as_secs_f64() * 1e3);
+        self.loaded = Some(Loaded { model: m, vocab, name });
+        Ok(msg)
+    }
+}

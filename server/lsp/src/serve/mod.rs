@@ -1,0 +1,34 @@
+//! `laya serve`: the language server over stdio. Starts the inference thread, then serves LSP
+//! with tower-lsp-server; the custom requests are `textDocument/inlineCompletion` (LSP 3.18,
+//! not in tower-lsp-server's trait yet), `laya/rank` and `laya/stats`.
+
+mod backend;
+mod engine;
+mod settings;
+
+use tower_lsp_server::{LspService, Server};
+
+pub use settings::Settings;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Speak LSP over stdin/stdout (the default and only transport; editors pass it).
+    #[arg(long)]
+    stdio: bool,
+}
+
+pub fn run(_args: Args) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async {
+        let defaults = Settings::default();
+        let engine = engine::Engine::start(defaults.budget_bytes());
+        let (service, socket) = LspService::build(|client| backend::Backend::new(client, engine, defaults))
+            .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
+            .custom_method("laya/rank", backend::Backend::rank)
+            .custom_method("laya/stats", backend::Backend::stats)
+            .finish();
+        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+    });
+    // The inference thread may be mid-forward; the process ends here without waiting for it.
+    Ok(())
+}
