@@ -200,6 +200,12 @@ fn inline_spans(line: &str, base: usize, ex: &mut Vec<Range<usize>>) {
 pub fn is_prose_at(text: &str, at: usize) -> bool {
     let at = at.min(text.len());
     let mask = prose_mask(text);
+    // An inline code span or math still open on the cursor's line (`cargo |) is not prose.
+    let line = &text[text[..at].rfind('\n').map_or(0, |i| i + 1)..at];
+    let open = |m: char| line.chars().filter(|&c| c == m).count() % 2 == 1;
+    if open('`') || (open('$') && line.rsplit('$').next().is_some_and(|t| !t.starts_with(' '))) {
+        return false;
+    }
     // The cursor sits after the character it follows: look at the byte before it too.
     mask.contains(at) && (at == 0 || mask.contains(at - 1) || text[..at].ends_with([' ', '\n']))
 }
@@ -238,5 +244,7 @@ mod tests {
         assert!(!prose_mask(t).contains(t.len() - 1));
         assert!(!is_prose_at(t, t.len()));
         assert!(is_prose_at("plain text", 10));
+        assert!(!is_prose_at("Run `cargo ", 11));
+        assert!(is_prose_at("Run `cargo` now ", 16));
     }
 }

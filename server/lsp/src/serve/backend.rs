@@ -369,6 +369,12 @@ impl Backend {
         }))
     }
 
+    /// The server's copy of a document (for tests and for checking sync from a client).
+    pub async fn document_text(&self, params: TextDocumentIdentifier) -> Result<Value> {
+        let d = self.docs.get(&key(&params.uri)).ok_or_else(|| Error::invalid_params(format!("{} is not open", params.uri.as_str())))?;
+        Ok(json!({"version": d.doc.version(), "text": d.doc.text()}))
+    }
+
     pub async fn stats(&self) -> Result<Value> {
         let s = self.engine.ask(|reply| Job::Stats { reply }).await.map_err(job_error)?;
         let state = self.model_state.read().map(|s| s.clone()).unwrap_or(ModelState::Loading);

@@ -1,6 +1,7 @@
 //! `laya serve`: the language server over stdio. Starts the inference thread, then serves LSP
 //! with tower-lsp-server; the custom requests are `textDocument/inlineCompletion` (LSP 3.18,
-//! not in tower-lsp-server's trait yet), `laya/rank` and `laya/stats`.
+//! not in tower-lsp-server's trait yet), `laya/rank`, `laya/stats` and
+//! `laya/documentText` (the server's copy of a document).
 
 mod backend;
 mod engine;
@@ -26,6 +27,7 @@ pub fn run(_args: Args) -> anyhow::Result<()> {
             .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
             .custom_method("laya/rank", backend::Backend::rank)
             .custom_method("laya/stats", backend::Backend::stats)
+            .custom_method("laya/documentText", backend::Backend::document_text)
             .finish();
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
     });

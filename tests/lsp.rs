@@ -1,0 +1,358 @@
+//! End-to-end: the real `laya serve` binary with the real default model, driven over stdio as
+//! an editor drives it — open, type character by character, ask for ghost text and completions,
+//! receive diagnostics, apply a quick fix, add a word, close — and thousands of random edits
+//! checked against the server's copy of the text.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    rx: Receiver<Value>,
+    next_id: i64,
+    /// Notifications received while waiting for something else.
+    notes: Vec<Value>,
+}
+
+impl Client {
+    fn start(init_options: Value) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_laya"))
+            .arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("laya serve starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                let mut len = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if r.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim_end();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = line.strip_prefix("Content-Length: ") {
+                        len = v.parse().unwrap();
+                    }
+                }
+                let mut buf = vec![0; len];
+                r.read_exact(&mut buf).unwrap();
+                if tx.send(serde_json::from_slice(&buf).expect("the server sends JSON")).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut c = Client { child, stdin, rx, next_id: 0, notes: vec![] };
+        let caps = json!({"window": {"workDoneProgress": true}, "general": {"positionEncodings": ["utf-16"]}});
+        let r = c.request("initialize", json!({"processId": null, "rootUri": null, "capabilities": caps, "initializationOptions": init_options}));
+        assert_eq!(r["result"]["capabilities"]["positionEncoding"], "utf-16", "{r}");
+        assert!(r["result"]["capabilities"]["inlineCompletionProvider"].as_bool().unwrap_or(false), "{r}");
+        c.notify("initialized", json!({}));
+        c
+    }
+
+    fn send(&mut self, v: &Value) {
+        let b = serde_json::to_vec(v).unwrap();
+        write!(self.stdin, "Content-Length: {}\r\n\r\n", b.len()).unwrap();
+        self.stdin.write_all(&b).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Handles one message from the server: answers its requests, keeps its notifications.
+    fn take(&mut self, m: Value) -> Option<Value> {
+        if m.get("method").is_some() && m.get("id").is_some() {
+            self.send(&json!({"jsonrpc": "2.0", "id": m["id"], "result": null}));
+            None
+        } else if m.get("method").is_some() {
+            self.notes.push(m);
+            None
+        } else {
+            Some(m)
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let m = self.rx.recv_timeout(deadline - Instant::now()).unwrap_or_else(|_| panic!("no answer to {method}"));
+            if let Some(r) = self.take(m) {
+                if r["id"] == id {
+                    return r;
+                }
+            }
+        }
+    }
+
+    /// Waits for a notification that `pred` accepts (also among those already received).
+    fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.notes.iter().rposition(&pred) {
+            return self.notes.remove(i);
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match self.rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(m) => {
+                    if m.get("method").is_some() && m.get("id").is_none() && pred(&m) {
+                        return m;
+                    }
+                    self.take(m);
+                }
+                Err(RecvTimeoutError::Timeout) => panic!("timed out waiting for {what}; got {:?}", self.notes),
+                Err(RecvTimeoutError::Disconnected) => panic!("the server closed its output waiting for {what}"),
+            }
+        }
+    }
+
+    fn open(&mut self, uri: &str, lang: &str, text: &str) {
+        self.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": lang, "version": 1, "text": text}}));
+    }
+
+    fn text(&mut self, uri: &str) -> (i64, String) {
+        let r = self.request("laya/documentText", json!({"uri": uri}));
+        (r["result"]["version"].as_i64().unwrap(), r["result"]["text"].as_str().unwrap().to_string())
+    }
+
+    fn shutdown(mut self) {
+        let r = self.request("shutdown", Value::Null);
+        assert!(r.get("error").is_none(), "{r}");
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "laya serve exited with {status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "laya serve did not exit after `exit`");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn pos(line: u32, character: u32) -> Value {
+    json!({"line": line, "character": character})
+}
+
+/// Types `s` at the end of line 0 (starting at `col`), one character per didChange.
+fn type_chars(c: &mut Client, uri: &str, col: &mut u32, version: &mut i64, s: &str) {
+    for ch in s.chars() {
+        *version += 1;
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": *version},
+                   "contentChanges": [{"range": {"start": pos(0, *col), "end": pos(0, *col)}, "text": ch.to_string()}]}),
+        );
+        *col += ch.len_utf16() as u32;
+    }
+}
+
+#[test]
+fn typing_gets_ghost_text_and_completions() {
+    let mut c = Client::start(json!({}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let uri = "file:///tmp/laya-test/capital.md";
+    let text = "The capital of France is";
+    c.open(uri, "markdown", text);
+    let (mut col, mut version) = (text.len() as u32, 1i64);
+    type_chars(&mut c, uri, &mut col, &mut version, " ");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    assert_eq!(r["result"]["items"][0]["insertText"], "Paris", "{r}");
+    // Typing what the ghost text says keeps the rest of it.
+    type_chars(&mut c, uri, &mut col, &mut version, "Pa");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    assert_eq!(r["result"]["items"][0]["insertText"], "ris", "{r}");
+    // The same as completion items, replacing the typed part of the word.
+    let r = c.request("textDocument/completion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 1}}));
+    let items = r["result"]["items"].as_array().expect("completion items");
+    assert_eq!(items[0]["label"], "Paris", "{r}");
+    assert_eq!(items[0]["textEdit"]["range"]["start"], pos(0, col - 2), "{r}");
+    assert_eq!(items[0]["textEdit"]["newText"], "Paris");
+    // Inside inline code there is nothing to suggest.
+    let (v, t) = c.text(uri);
+    assert_eq!((v, t.as_str()), (version, "The capital of France is Pa"));
+    version += 1;
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": "Run `cargo "}]}));
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, 11), "context": {"triggerKind": 2}}));
+    let items = r["result"]["items"].as_array().map_or(0, Vec::len);
+    assert_eq!(items, 0, "no ghost text in code: {r}");
+    // Ranking over LSP.
+    let r = c.request("laya/rank", json!({"context": "I would like a cup of", "candidates": [" car", " tea"]}));
+    assert_eq!(r["result"]["ranked"][0]["candidate"], " tea", "{r}");
+    let r = c.request("laya/rank", json!({"context": "x", "candidates": []}));
+    assert!(r["error"]["message"].as_str().unwrap().contains("candidates"), "{r}");
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+    let r = c.request("laya/stats", Value::Null);
+    assert_eq!(r["result"]["documents_open"], 0, "{r}");
+    assert_eq!(r["result"]["engine"]["documents_cached"], 0, "closing frees the cache: {r}");
+    c.shutdown();
+}
+
+#[test]
+fn misspellings_get_diagnostics_and_quick_fixes() {
+    let dir = tempfile::tempdir().unwrap();
+    let dict = dir.path().join("words.txt");
+    let mut c = Client::start(json!({"userDictionary": dict, "debounceMs": 50}));
+    let uri = "file:///tmp/laya-test/letter.md";
+    c.open(uri, "markdown", "I will recieve the letter tomorrow.\n\nOur Laya server is at `htpp://x`.\n");
+    let d = c.wait_for("diagnostics", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    let diags = d["params"]["diagnostics"].as_array().unwrap().clone();
+    assert_eq!(diags.len(), 1, "only the misspelling; not the name or the code: {d}");
+    let diag = &diags[0];
+    assert_eq!(diag["range"], json!({"start": pos(0, 7), "end": pos(0, 14)}), "{d}");
+    assert_eq!(diag["severity"], 3, "Information by default");
+    let r = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}),
+    );
+    let actions = r["result"].as_array().unwrap();
+    assert_eq!(actions[0]["title"], "Replace with \"receive\"", "{r}");
+    assert!(actions.iter().any(|a| a["command"]["command"] == "laya.addToDictionary"), "{r}");
+    assert!(actions.iter().any(|a| a["command"]["command"] == "laya.ignoreInDocument"), "{r}");
+    // Apply the fix as an editor would: the edit comes back as a change.
+    let edit = &actions[0]["edit"]["changes"][uri][0];
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}));
+    c.wait_for("the diagnostic to clear", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2 && m["params"]["diagnostics"] == json!([])
+    });
+    assert!(c.text(uri).1.starts_with("I will receive the letter"));
+    // A made-up word, added to the dictionary, stays alone from then on (and is saved).
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"range": {"start": pos(0, 0), "end": pos(0, 0)}, "text": "Zorblat. "}]}));
+    c.wait_for("a diagnostic for the new word", |m| {
+        m["params"]["version"] == 3 && m["params"]["diagnostics"].as_array().is_some_and(|a| a.len() == 1)
+    });
+    let r = c.request("workspace/executeCommand", json!({"command": "laya.addToDictionary", "arguments": ["Zorblat"]}));
+    assert!(r.get("error").is_none(), "{r}");
+    c.wait_for("the diagnostic to clear", |m| m["params"]["version"] == 3 && m["params"]["diagnostics"] == json!([]));
+    assert_eq!(std::fs::read_to_string(&dict).unwrap(), "Zorblat\n");
+    let r = c.request("workspace/executeCommand", json!({"command": "laya.addToDictionary", "arguments": ["two words"]}));
+    assert!(r["error"]["message"].as_str().unwrap().contains("one word"), "{r}");
+    c.shutdown();
+}
+
+#[test]
+fn a_model_that_cannot_load_is_reported_and_spelling_still_works() {
+    let mut c = Client::start(json!({"modelPath": "/nonexistent/model.gguf", "debounceMs": 0}));
+    let m = c.wait_for("an error message", |m| m["method"] == "window/showMessage");
+    assert!(m["params"]["message"].as_str().unwrap().contains("/nonexistent/model.gguf"), "{m}");
+    let uri = "file:///tmp/laya-test/nomodel.txt";
+    c.open(uri, "plaintext", "This sentense has a typo.");
+    let d = c.wait_for("diagnostics", |m| m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
+    assert_eq!(d["params"]["diagnostics"][0]["data"]["suggestions"][0], "sentence", "{d}");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, 5), "context": {"triggerKind": 2}}));
+    assert!(r["result"].is_null(), "no ghost text without a model, and no error: {r}");
+    let r = c.request("initialize", json!({"capabilities": {}}));
+    assert!(r.get("error").is_some(), "a second initialize is refused: {r}");
+    c.shutdown();
+}
+
+#[test]
+fn bad_settings_are_refused_with_a_reason() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_laya")).arg("serve").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "initializationOptions": {"threshold": 7}}}).to_string();
+    write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    drop(stdin); // stdin closed: the server must exit on its own
+    let out = child.wait_with_output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("threshold must be between 0 and 1"), "{s}");
+}
+
+/// A small deterministic generator (no extra crate).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// LSP position (UTF-16) of char index `i` in `chars`; None inside a CRLF.
+fn lsp_pos(chars: &[char], i: usize) -> Option<Value> {
+    if i > 0 && i < chars.len() && chars[i - 1] == '\r' && chars[i] == '\n' {
+        return None;
+    }
+    let (mut line, mut col) = (0u32, 0u32);
+    let mut k = 0;
+    while k < i {
+        match chars[k] {
+            '\r' if chars.get(k + 1) == Some(&'\n') && k + 1 < i => {
+                line += 1;
+                col = 0;
+                k += 2;
+                continue;
+            }
+            '\r' | '\n' => {
+                line += 1;
+                col = 0;
+            }
+            c => col += c.len_utf16() as u32,
+        }
+        k += 1;
+    }
+    Some(pos(line, col))
+}
+
+#[test]
+fn thousands_of_random_edits_keep_the_server_in_sync() {
+    let mut c = Client::start(json!({"languages": ["markdown"], "ghostText": false, "diagnostics": false}));
+    let uri = "file:///tmp/laya-test/fuzz.txt";
+    let mut expected: Vec<char> = "héllo wörld\r\nsecond 😀 line\nthird".chars().collect();
+    c.open(uri, "plaintext", &expected.iter().collect::<String>());
+    let pieces = ["a", "é", "中", "😀", "👍🏽", "\r\n", "\n", "\r", " ", "word ", "", "𝄞x"];
+    let mut rng = Rng(0x5eed);
+    let n: usize = std::env::var("LAYA_FUZZ_EDITS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
+    let mut version = 1;
+    for step in 0..n {
+        let (a, b) = loop {
+            let a = rng.below(expected.len() + 1);
+            let b = (a + rng.below(6)).min(expected.len());
+            if lsp_pos(&expected, a).is_some() && lsp_pos(&expected, b).is_some() {
+                break (a, b);
+            }
+        };
+        let text: String = (0..rng.below(3)).map(|_| pieces[rng.below(pieces.len())]).collect();
+        let range = json!({"start": lsp_pos(&expected, a).unwrap(), "end": lsp_pos(&expected, b).unwrap()});
+        version += 1;
+        let change = if step % 500 == 499 {
+            // Now and then the whole document at once.
+            expected = format!("replaced {step}\n{}", expected.iter().collect::<String>()).chars().collect();
+            json!({"text": expected.iter().collect::<String>()})
+        } else {
+            expected.splice(a..b, text.chars());
+            json!({"range": range, "text": text})
+        };
+        c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}));
+        if step % 250 == 0 || step == n - 1 {
+            let (v, t) = c.text(uri);
+            assert_eq!(v, version);
+            assert_eq!(t, expected.iter().collect::<String>(), "after edit {step}");
+        }
+    }
+    c.shutdown();
+}
