@@ -35,6 +35,7 @@ demo: build
 	@scripts/demo.sh $(LAYA)
 
 test: build pyref bench-peers
+	@scripts/test-deps.sh
 	$(CARGO) test --release --locked --workspace
 
 # The full benchmark beside llama.cpp and MLX-Python (~15 min): bench.json, bench.svg.

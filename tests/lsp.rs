@@ -356,3 +356,35 @@ fn thousands_of_random_edits_keep_the_server_in_sync() {
     }
     c.shutdown();
 }
+
+#[test]
+fn neovim_gets_a_diagnostic_and_a_completion() {
+    let nvim = std::env::var("LAYA_NVIM").unwrap_or_else(|_| "nvim".into());
+    if Command::new(&nvim).arg("--version").output().is_err() {
+        panic!("Neovim is not installed: `make test` installs it (scripts/test-deps.sh), or set LAYA_NVIM");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.md");
+    std::fs::write(&file, "I will recieve the letter.\n\nThe capital of France is Pa\n").unwrap();
+    let out = dir.path().join("nvim.json");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/editors/nvim_lsp.lua");
+    let status = Command::new(&nvim)
+        .args(["--headless", "-n", "-u", "NONE", "-i", "NONE", "-c"])
+        .arg(format!("luafile {script}"))
+        .env("LAYA_BIN", env!("CARGO_BIN_EXE_laya"))
+        .env("LAYA_NVIM_FILE", &file)
+        .env("LAYA_NVIM_OUT", &out)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "nvim exited with {status}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("nvim wrote its result")).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["attached"], true, "{v}");
+    let d = &v["diagnostics"][0];
+    assert_eq!((d["lnum"].as_i64(), d["col"].as_i64(), d["end_col"].as_i64()), (Some(0), Some(7), Some(14)), "{v}");
+    assert!(d["message"].as_str().unwrap().contains("receive"), "{v}");
+    assert_eq!(v["completions"][0], "Paris", "{v}");
+}
