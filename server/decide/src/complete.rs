@@ -150,7 +150,7 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
 
 /// Searches the words that can follow `cache`'s context and start with `typed`; returns them
 /// with log P(word, then a boundary | context), best first.
-fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize) -> Result<Vec<Beam>> {
+fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, beam: usize) -> Result<Vec<Beam>> {
     let mut fork = cache.fork();
     let mut logprobs = vec![model.next_logprobs(cache)?];
     let mut live = vec![Beam { tokens: vec![], text: String::new(), logprob: 0.0 }];
@@ -189,7 +189,7 @@ fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize) 
         finished.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
         let bar = finished.get(n.saturating_sub(1)).map_or(f32::NEG_INFINITY, |b| b.logprob);
         next.retain(|e| e.2 > bar);
-        next.truncate(BEAM);
+        next.truncate(beam);
         if next.is_empty() {
             break;
         }
@@ -233,6 +233,21 @@ fn log_sum_exp(xs: impl Iterator<Item = f32>) -> f32 {
 /// the next word. `cache` is brought to the text's context and can be reused by the caller
 /// for the next keystroke.
 pub fn complete(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n: usize) -> Result<Vec<Suggestion>> {
+    complete_with(model, vocab, cache, text, n, BEAM, true)
+}
+
+/// [`complete`] with a given beam width (narrower is faster and finds fewer alternatives), and
+/// whether a typed word that may be whole also gets next-word suggestions (costs a second search).
+pub fn complete_with(
+    model: &Model,
+    vocab: &Vocab,
+    cache: &mut KvCache,
+    text: &str,
+    n: usize,
+    beam: usize,
+    next_after_whole: bool,
+) -> Result<Vec<Suggestion>> {
+    let beam = beam.max(1);
     if n == 0 {
         return Ok(vec![]);
     }
@@ -244,7 +259,7 @@ pub fn complete(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n
             return Err(DecideError::Input("there is no text to continue".into()));
         }
         model.prefill(cache, &ids).map_err(DecideError::Model)?;
-        Ok(search(model, vocab, cache, typed, n)?
+        Ok(search(model, vocab, cache, typed, n, beam)?
             .into_iter()
             .map(|b| Suggestion {
                 word: b.text.trim_start().to_string(),
@@ -266,7 +281,7 @@ pub fn complete(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n
         vec![] // a word at the very start of the text: no context to heal against
     } else {
         model.prefill(cache, &ids).map_err(DecideError::Model)?;
-        search(model, vocab, cache, split.typed, n + 1)?
+        search(model, vocab, cache, split.typed, n + 1, beam)?
     };
     let total = log_sum_exp(words.iter().map(|b| b.logprob));
     let mut out: Vec<Suggestion> = Vec::new();
@@ -286,7 +301,7 @@ pub fn complete(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n
     }
     // The word may already be whole ("is"): then the next word is a suggestion too, weighted
     // by how likely the word is to end here.
-    if complete_as_typed > f32::NEG_INFINITY {
+    if next_after_whole && complete_as_typed > f32::NEG_INFINITY {
         out.extend(next_word(cache, text, " ", 0, complete_as_typed)?);
     }
     normalize(&mut out);

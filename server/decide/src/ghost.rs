@@ -6,7 +6,10 @@
 use laya_model::{KvCache, Model};
 use laya_text::{is_prose_at, is_word_char, split_at_cursor};
 
-use crate::complete::{complete, SuggestionKind, Vocab};
+use crate::complete::{complete_with, SuggestionKind, Vocab};
+
+/// Beam width of the ghost's search: one suggestion needs fewer hypotheses than a list.
+const GHOST_BEAM: usize = 4;
 use crate::lexicon::match_case;
 use crate::typo::Speller;
 use crate::{DecideError, Result};
@@ -58,7 +61,7 @@ pub fn ghost(
         return Ok(None);
     }
     let split = split_at_cursor(before);
-    let first = match complete(model, vocab, cache, before, 2)?.into_iter().next() {
+    let first = match complete_with(model, vocab, cache, before, 1, GHOST_BEAM, false)?.into_iter().next() {
         Some(s) if !s.insert.is_empty() => Some(s),
         _ => None,
     };
@@ -89,7 +92,7 @@ pub fn ghost(
     // A phrase: more words while the model is sure of each.
     let mut text = format!("{before}{}", out.insert);
     while out.words < opts.max_words {
-        let next = complete(model, vocab, cache, &text, 1)?;
+        let next = complete_with(model, vocab, cache, &text, 1, GHOST_BEAM, false)?;
         match next.first() {
             Some(s) if s.kind == SuggestionKind::NextWord && s.logprob.exp() >= opts.phrase_threshold && !s.insert.is_empty() => {
                 text.push_str(&s.insert);

@@ -81,6 +81,10 @@ const CONFUSION_SETS: &[&[&str]] = &[
 /// log-probability (with the text after it) must beat the word's by this many nats.
 const REAL_WORD_MARGIN: f32 = 4.0;
 
+/// How much better (nats, after the edit-cost penalty) the best correction of a word missing
+/// from the lexicon must fit than the word as written.
+const NON_WORD_MARGIN: f32 = 2.0;
+
 /// A suggested spelling with its score (higher is better; a log-probability up to a constant).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Correction {
@@ -140,9 +144,12 @@ impl Speller {
         self.user.contains(&word.to_lowercase())
     }
 
-    /// Whether `word` is spelled right: in the lexicon or the user's words.
+    /// Whether `word` is spelled right: in the lexicon or the user's words, possessives
+    /// ("log's", "users'") by their stem.
     pub fn is_known(&self, word: &str) -> bool {
-        self.lexicon.contains(word) || self.is_user_word(word)
+        let known = |w: &str| self.lexicon.contains(w) || self.is_user_word(w);
+        known(word)
+            || ["'s", "’s", "'", "’"].iter().any(|s| word.strip_suffix(s).is_some_and(|stem| !stem.is_empty() && known(stem)))
     }
 
     /// Suggestions for a word on its own, best first: the lexicon's prior and the error model.
@@ -195,7 +202,22 @@ impl Speller {
             }
             if !self.is_known(word) {
                 let suggestions = match model {
-                    Some(model) => self.in_context(model, cache, &text[..start], &self.context_candidates(word), right)?,
+                    Some(model) => {
+                        // The word as written competes too: a name or term the model knows in
+                        // this context ("serde" in a changelog) is left alone.
+                        let mut cands = self.context_candidates(word);
+                        if cands.is_empty() {
+                            continue; // nothing near it: a name or an identifier, not a slip
+                        }
+                        cands.push((word.to_string(), 0.0));
+                        let scored = self.in_context(model, cache, &text[..start], &cands, right)?;
+                        let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
+                        let others: Vec<Correction> = scored.into_iter().filter(|c| c.word != word).collect();
+                        if others.first().is_none_or(|b| b.score - own < NON_WORD_MARGIN) {
+                            continue;
+                        }
+                        others
+                    }
                     None => self.suggest(word, 5),
                 };
                 issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::Misspelling, suggestions });

@@ -49,6 +49,20 @@ pub struct Args {
     /// Threads for llama.cpp (Laya uses every core, or LAYA_THREADS).
     #[arg(long, default_value_t = std::thread::available_parallelism().map_or(2, |n| n.get()))]
     threads: usize,
+    /// Instead of the engine workloads: type prose character by character into the language
+    /// service (`laya serve`'s own code path) and report per-keystroke latency.
+    #[arg(long)]
+    replay: bool,
+    /// The prose the replay types (default: tests/data/prose-sample.txt).
+    #[arg(long, value_name = "FILE.txt", requires = "replay")]
+    replay_file: Option<PathBuf>,
+    /// Milliseconds between keystrokes in the replay (100 = a quick typist, 120 words a minute);
+    /// 500 after the end of a sentence or paragraph.
+    #[arg(long, default_value_t = 100, requires = "replay")]
+    pace_ms: u64,
+    /// Characters to type in the replay (default 1,500; 300 with --quick).
+    #[arg(long, requires = "replay")]
+    chars: Option<usize>,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -299,6 +313,9 @@ fn load_average() -> Option<String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
+    if args.replay {
+        return replay(&args);
+    }
     let (reps, warmup) = match (args.reps, args.quick) {
         (Some(r), _) if r == 0 => bail!("--reps must be at least 1"),
         (Some(r), q) => (r, if q { 1 } else { 3 }),
@@ -531,4 +548,32 @@ fn svg(report: &Value) -> String {
         y += row_h;
     }
     s + "</svg>\n"
+}
+
+/// `laya bench --replay`: see serve/replay.rs.
+fn replay(args: &Args) -> anyhow::Result<()> {
+    if args.model.model.is_some() {
+        bail!("--replay uses the server's model setting: set LAYA_MODEL instead of --model");
+    }
+    let file = match &args.replay_file {
+        Some(f) => f.clone(),
+        None => repo_root()?.join("tests/data/prose-sample.txt"),
+    };
+    let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
+    let limit = args.chars.unwrap_or(if args.quick { 300 } else { 1500 });
+    let report = crate::serve::replay::run(crate::serve::replay::Replay { text, pace_ms: args.pace_ms, limit })?;
+    if let Some(p) = &args.out {
+        std::fs::write(p, serde_json::to_string_pretty(&report)?).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if args.json {
+        return out(&report.to_string());
+    }
+    out(&format!("replay of {} ({} characters at {} ms a key), load average {}", file.display(), report["characters"], args.pace_ms, report["load_average"].as_str().unwrap_or("?")))?;
+    let row = |name: &str, v: &Value| format!("{name:<34} p50 {:>7.2}  p95 {:>7.2}  p99 {:>7.2} ms  (n {})", v["p50_ms"].as_f64().unwrap_or(f64::NAN), v["p95_ms"].as_f64().unwrap_or(f64::NAN), v["p99_ms"].as_f64().unwrap_or(f64::NAN), v["n"]);
+    out(&row("ghost text, per keystroke", &report["ghost_text"]))?;
+    out(&row("  of which engine jobs", &report["ghost_engine"]))?;
+    out(&row("typo re-check (engine)", &report["typo_recheck_engine"]))?;
+    out(&format!("{:<34} {:.1}%", "keystrokes that re-prefilled", 100.0 * report["reprefill_share"].as_f64().unwrap_or(0.0)))?;
+    out(&format!("{:<34} {}", "suggestions shown", report["suggestions_shown"]))?;
+    out(&format!("{:<34} {:.1} MB (budget {:.0} MB)", "KV caches", report["cache_bytes"].as_f64().unwrap_or(0.0) / 1e6, report["budget_bytes"].as_f64().unwrap_or(0.0) / 1e6))
 }

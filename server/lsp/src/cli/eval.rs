@@ -312,6 +312,8 @@ fn context(c: &Common) -> anyhow::Result<Value> {
     let (mut real_word_errors, mut real_word_detected) = (0usize, 0usize);
     let mut latencies = vec![];
     let mut alarms = vec![];
+    let mut alarm_kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+    let kind_name = |k: IssueKind| if k == IssueKind::RealWord { "real_word" } else { "misspelling" };
     for case in &cases {
         let mut cache = KvCache::new();
         let counts = laya_decide::word_counts(&case.text);
@@ -335,6 +337,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
                 }
                 for i in issues.iter().filter(|i| !(i.start < *e && *s < i.end)) {
                     false_alarms += 1;
+                    *alarm_kinds.entry(kind_name(i.kind)).or_default() += 1;
                     if alarms.len() < 20 {
                         alarms.push(json!({"word": i.word, "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
                     }
@@ -344,6 +347,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
                 clean_words += n_words;
                 false_alarms += issues.len();
                 for i in &issues {
+                    *alarm_kinds.entry(kind_name(i.kind)).or_default() += 1;
                     if alarms.len() < 20 {
                         alarms.push(json!({"word": i.word, "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
                     }
@@ -363,6 +367,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
         "clean_words": clean_words,
         "false_alarms": false_alarms,
         "false_alarms_per_1000_words": 1000.0 * ratio(false_alarms, clean_words),
+        "false_alarms_by_kind": alarm_kinds,
         "latency": percentiles(latencies),
         "false_alarm_examples": alarms,
     }))

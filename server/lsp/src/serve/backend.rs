@@ -59,6 +59,8 @@ pub struct Backend {
     settings: Arc<RwLock<Settings>>,
     encoding: RwLock<PositionEncoding>,
     model_state: Arc<RwLock<ModelState>>,
+    /// Times a context window moved (its new start prefilled again).
+    reanchors: std::sync::atomic::AtomicU64,
     /// Whether the client takes `window/workDoneProgress/create`.
     progress_ok: std::sync::atomic::AtomicBool,
 }
@@ -99,6 +101,7 @@ impl Backend {
             encoding: RwLock::new(PositionEncoding::Utf16),
             model_state: Arc::new(RwLock::new(ModelState::Loading)),
             progress_ok: std::sync::atomic::AtomicBool::new(false),
+            reanchors: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -168,11 +171,16 @@ impl Backend {
         let client = self.client.clone();
         let settings = self.settings();
         let enc = self.enc();
+        let scheduled = self.docs.get(&uri).map(|d| d.doc.version());
         tokio::spawn(async move {
             let mut delay = delay_ms;
             loop {
                 if delay > 0 {
                     tokio::time::sleep(Duration::from_millis(delay)).await;
+                }
+                // Debounce: an edit since this check was scheduled has scheduled its own.
+                if docs.get(&uri).map(|d| d.doc.version()) != scheduled {
+                    return;
                 }
                 // Interrupted by typing: try again after the next quiet spell.
                 if check_once(&docs, &engine, &client, &settings, enc, &uri).await {
@@ -298,6 +306,7 @@ impl Backend {
             if d.anchor > from || from - d.anchor > WINDOW_MAX {
                 let target = from.saturating_sub(WINDOW_MIN);
                 d.anchor = d.doc.sentence_start_before(target).min(from);
+                self.reanchors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             let rope = d.doc.rope();
             let before = format!("{}{prefix}", rope.slice(d.anchor..from));
@@ -382,6 +391,7 @@ impl Backend {
             "model_state": match state { ModelState::Loading => "loading".to_string(), ModelState::Ready(_) => "ready".into(), ModelState::Failed(m) => format!("failed: {m}") },
             "engine": s,
             "documents_open": self.docs.len(),
+            "reanchors": self.reanchors.load(std::sync::atomic::Ordering::Relaxed),
         }))
     }
 
@@ -631,6 +641,7 @@ impl LanguageServer for Backend {
             let cursor = d.doc.offset_of(to_pos(pos), enc);
             if d.anchor > cursor || cursor - d.anchor > WINDOW_MAX {
                 d.anchor = d.doc.sentence_start_before(cursor.saturating_sub(WINDOW_MIN)).min(cursor);
+                self.reanchors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             }
             let before = d.doc.rope().slice(d.anchor..cursor).to_string();
             let word: String = before.chars().rev().take_while(|&c| laya_text::is_word_char(c)).collect();

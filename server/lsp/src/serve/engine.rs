@@ -97,6 +97,11 @@ pub struct Stats {
     pub stale_dropped: u64,
     /// Ghost texts answered from the previous suggestion (the writer typed what it said).
     pub reused_suggestions: u64,
+    /// Suggestion jobs for a document whose cache had been evicted (its context prefilled again).
+    pub cache_misses: u64,
+    /// Milliseconds the engine spent on recent ghost and check jobs (the last 10,000 of each).
+    pub ghost_ms: Vec<f64>,
+    pub check_ms: Vec<f64>,
 }
 
 /// The handle handlers hold.
@@ -159,6 +164,8 @@ struct Worker {
     speller: Option<Speller>,
     user_words: Vec<String>,
     caches: HashMap<String, DocCache>,
+    /// Documents that have had a cache (to tell a miss from a first use).
+    seen: HashSet<String>,
     /// Each document's last ghost text and the text it followed.
     last_ghost: HashMap<String, (String, Ghost)>,
     check_cache: KvCache,
@@ -177,6 +184,7 @@ impl Worker {
             user_words: vec![],
             caches: HashMap::new(),
             last_ghost: HashMap::new(),
+            seen: HashSet::new(),
             check_cache: KvCache::new(),
             budget,
             versions,
@@ -216,7 +224,25 @@ impl Worker {
             }
             self.stats.jobs += 1;
             // A panic inside a decision must not take the server down: it fails that job only.
+            let kind = match &job {
+                Job::Ghost { .. } => 1,
+                Job::Check { .. } => 2,
+                _ => 0,
+            };
+            let t = Instant::now();
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            let v = match kind {
+                1 => Some(&mut self.stats.ghost_ms),
+                2 => Some(&mut self.stats.check_ms),
+                _ => None,
+            };
+            if let Some(v) = v {
+                if v.len() >= 10_000 {
+                    v.remove(0);
+                }
+                v.push(ms);
+            }
             if r.is_err() {
                 tracing::error!("a decision panicked; the job was dropped");
                 self.check_cache = KvCache::new();
@@ -229,7 +255,15 @@ impl Worker {
     }
 
     fn doc_cache(&mut self, doc: &str) -> KvCache {
-        self.caches.remove(doc).map(|d| d.cache).unwrap_or_default()
+        match self.caches.remove(doc) {
+            Some(d) => d.cache,
+            None => {
+                if !self.seen.insert(doc.to_string()) {
+                    self.stats.cache_misses += 1;
+                }
+                KvCache::new()
+            }
+        }
     }
 
     fn put_cache(&mut self, doc: String, cache: KvCache) {
@@ -342,6 +376,7 @@ impl Worker {
             }
             Job::Close { doc } => {
                 self.caches.remove(&doc);
+                self.seen.remove(&doc);
                 self.last_ghost.remove(&doc);
             }
             Job::SetBudget { bytes } => {

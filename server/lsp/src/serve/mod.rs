@@ -5,9 +5,10 @@
 
 mod backend;
 mod engine;
+pub mod replay;
 mod settings;
 
-use tower_lsp_server::{LspService, Server};
+use tower_lsp_server::{ClientSocket, LspService, Server};
 
 pub use settings::Settings;
 
@@ -18,17 +19,22 @@ pub struct Args {
     stdio: bool,
 }
 
+/// The language service with its inference thread, ready to serve on any transport.
+pub fn service() -> (LspService<backend::Backend>, ClientSocket) {
+    let defaults = Settings::default();
+    let engine = engine::Engine::start(defaults.budget_bytes());
+    LspService::build(|client| backend::Backend::new(client, engine, defaults))
+        .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
+        .custom_method("laya/rank", backend::Backend::rank)
+        .custom_method("laya/stats", backend::Backend::stats)
+        .custom_method("laya/documentText", backend::Backend::document_text)
+        .finish()
+}
+
 pub fn run(_args: Args) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(async {
-        let defaults = Settings::default();
-        let engine = engine::Engine::start(defaults.budget_bytes());
-        let (service, socket) = LspService::build(|client| backend::Backend::new(client, engine, defaults))
-            .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
-            .custom_method("laya/rank", backend::Backend::rank)
-            .custom_method("laya/stats", backend::Backend::stats)
-            .custom_method("laya/documentText", backend::Backend::document_text)
-            .finish();
+        let (service, socket) = service();
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
     });
     // The inference thread may be mid-forward; the process ends here without waiting for it.
