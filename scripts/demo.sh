@@ -7,5 +7,6 @@ step doctor
 step complete "The capital of France is"
 step complete "I would like to thank you for your "
 step complete "It was a bright cold day in Apr"
+step check "I will recieve teh letter tomorow, and than we will see if its right."
 step rank --context "I would like to thank you for your" help banana support patience
 printf '\nEach command loads the model once; `laya serve` keeps it resident (see README.md).\n'

@@ -90,7 +90,7 @@ fn version_names_mlx_and_the_device() {
 #[test]
 fn help_lists_every_command() {
     let s = String::from_utf8(laya(&["--help"]).stdout).unwrap();
-    for cmd in ["complete", "rank", "doctor"] {
+    for cmd in ["complete", "rank", "check", "doctor", "bench", "eval", "serve"] {
         assert!(s.contains(cmd), "{s}");
     }
 }
@@ -157,4 +157,64 @@ fn bench_runs_its_peers_on_the_same_tokens() {
 fn bench_rejects_bad_arguments() {
     fails_with(&["bench", "--only", "nonsense"], &[], &["nonsense"]);
     fails_with(&["bench", "--reps", "0", "--peers", "none"], &[], &["--reps must be at least 1"]);
+}
+
+fn data(name: &str) -> String {
+    format!("{}/../../tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn check_finds_a_misspelling_and_a_confused_word() {
+    let v = json(&["check", "--json", "I will recieve the letter, and than we will see."]);
+    let issues = v["issues"].as_array().unwrap();
+    assert_eq!(issues[0]["word"], "recieve", "{v}");
+    assert_eq!(issues[0]["kind"], "misspelling");
+    assert_eq!(issues[0]["suggestions"][0], "receive", "{v}");
+    assert!(issues.iter().any(|i| i["word"] == "than" && i["suggestions"][0] == "then"), "{v}");
+    let v = json(&["check", "--json", "The Zorblat server at https://exmaple.org runs `cargo tset` fine."]);
+    assert_eq!(v["issues"], serde_json::json!([]), "names, URLs and code are left alone: {v}");
+}
+
+#[test]
+fn eval_reports_well_formed_numbers_on_the_samples() {
+    let v = json_any(&["eval", "typos", "--json", &data("typos-sample.tsv")]);
+    assert_eq!(v["pairs"], 60, "{v}");
+    for k in ["top1", "top3", "top5"] {
+        assert!((0.0..=1.0).contains(&v[k].as_f64().unwrap()), "{v}");
+    }
+    assert!(v["top5"].as_f64().unwrap() >= v["top1"].as_f64().unwrap());
+    let v = json_any(&["eval", "context", "--json", "--limit", "6", "--seed", "3", &data("context-sample.jsonl")]);
+    assert_eq!(v["texts"], 6, "{v}");
+    assert!(v["false_alarms_per_1000_words"].as_f64().is_some() && v["latency"]["p50_ms"].as_f64().is_some(), "{v}");
+    let v = json_any(&["eval", "next-word", "--json", "--limit", "80", &data("prose-sample.txt")]);
+    let ks = v["keystroke_savings"].as_f64().unwrap();
+    assert!((0.0..1.0).contains(&ks) && v["characters"].as_u64().unwrap() >= 80, "{v}");
+    assert!(v["next_word"]["words"].as_u64().unwrap() > 5, "{v}");
+}
+
+#[test]
+fn eval_says_which_line_is_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.tsv");
+    std::fs::write(&bad, "teh\tthe\nno tab here\n").unwrap();
+    fails_with(&["eval", "typos", bad.to_str().unwrap()], &[], &["bad.tsv:2", "typo<TAB>correct"]);
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, "{\"text\": \"a teh b\", \"start\": 2, \"end\": 9, \"error\": \"teh\", \"correct\": \"the\"}\n").unwrap();
+    fails_with(&["eval", "context", bad.to_str().unwrap()], &[], &["bad.jsonl:1", "outside the text"]);
+}
+
+#[test]
+fn bench_replay_types_into_the_language_service() {
+    let v = json_any(&["bench", "--replay", "--quick", "--chars", "40", "--pace-ms", "10", "--json"]);
+    assert_eq!(v["characters"], 40, "{v}");
+    assert!(v["ghost_text"]["n"].as_u64().unwrap() > 30, "{v}");
+    assert!(v["ghost_text"]["p50_ms"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["cache_bytes"].as_u64().unwrap() > 0, "{v}");
+}
+
+/// Like `json`, for commands whose output has no single latency.
+fn json_any(args: &[&str]) -> Value {
+    let out = laya(args);
+    assert!(out.status.success(), "laya {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
 }

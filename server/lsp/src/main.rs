@@ -40,6 +40,8 @@ pub struct ModelArgs {
 enum Command {
     /// The most likely next words after TEXT; when TEXT ends inside a word, completions of that word.
     Complete(cli::complete::Args),
+    /// Misspellings and confused words in TEXT, with suggestions ranked in context.
+    Check(cli::check::Args),
     /// Log-probability of each candidate as the continuation of a context, best first.
     Rank(cli::rank::Args),
     /// MLX version, device, model path, architecture, parameter count, memory and load time.
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Complete(a) => cli::complete::run(a),
         Command::Rank(a) => cli::rank::run(a),
+        Command::Check(a) => cli::check::run(a),
         Command::Doctor(a) => cli::doctor::run(a),
         Command::Bench(a) => cli::bench::run(a),
         Command::Eval(a) => cli::eval::run(a),

@@ -2,6 +2,7 @@
 //! a clear error, timing, and writing to stdout.
 
 pub mod bench;
+pub mod check;
 pub mod complete;
 pub mod doctor;
 pub mod eval;

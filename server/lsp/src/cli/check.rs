@@ -1,0 +1,57 @@
+//! `laya check`: the misspellings and confused words of a text, with suggestions in context.
+
+use std::time::Instant;
+
+use laya_decide::IssueKind;
+use laya_model::KvCache;
+use serde_json::json;
+
+use super::{load_model, ms, out};
+use crate::ModelArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The text to check; `-` reads it from stdin.
+    text: String,
+    /// One JSON object on stdout instead of lines.
+    #[arg(long)]
+    json: bool,
+    /// The lexicon (`word<TAB>count`); default LAYA_LEXICON, then .deps/lexicon/en.tsv.
+    #[arg(long, value_name = "FILE")]
+    lexicon: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let text = if args.text == "-" { std::io::read_to_string(std::io::stdin())? } else { args.text.clone() };
+    if text.trim().is_empty() {
+        anyhow::bail!("the text is empty");
+    }
+    let speller = super::eval::load_speller(args.lexicon.as_deref())?;
+    let (model, load_ms) = load_model(&args.model)?;
+    let counts = laya_decide::word_counts(&text);
+    let start = Instant::now();
+    let mut cache = KvCache::new();
+    let issues = speller.check(Some(&model), &mut cache, &text, 0, &|w: &str| counts.get(&w.to_lowercase()).is_some_and(|&n| n > 1), &|| false)?;
+    let latency_ms = ms(start);
+    if args.json {
+        let items: Vec<_> = issues
+            .iter()
+            .map(|i| {
+                json!({
+                    "word": i.word, "start": i.start, "end": i.end,
+                    "kind": if i.kind == IssueKind::RealWord { "confused_word" } else { "misspelling" },
+                    "suggestions": i.suggestions.iter().take(5).map(|c| c.word.clone()).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        return out(&json!({"issues": items, "latency_ms": latency_ms, "load_ms": load_ms}).to_string());
+    }
+    for i in &issues {
+        let what = if i.kind == IssueKind::RealWord { "confused word" } else { "misspelling" };
+        let sugg: Vec<&str> = i.suggestions.iter().take(3).map(|c| c.word.as_str()).collect();
+        out(&format!("{:>5}  {what:<13}  \"{}\" -> {}", i.start, i.word, if sugg.is_empty() { "(no suggestion)".into() } else { sugg.join(", ") }))?;
+    }
+    out(&format!("{} issue(s) in {latency_ms:.0} ms (model loaded in {load_ms:.0} ms)", issues.len()))
+}
