@@ -164,17 +164,16 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
             match g {
                 Some(g) if g.replace == 0 && !g.insert.is_empty() => {
                     shown += 1;
-                    if rest.starts_with(&g.insert) {
-                        // Accept with one key.
-                        let n = g.insert.chars().count();
+                    // Accept the whole suggestion with one key, or the words of a phrase that
+                    // are right with one key each (an editor's accept-next-word).
+                    let (n, words) = accepted_part(&g.insert, rest);
+                    if n > 0 {
                         accepted += 1;
-                        keys += 1;
+                        keys += words;
                         total_chars += n - 1;
                         i += n;
                         continue;
                     }
-                    // The longest correct word-prefix of a phrase could be taken word by word;
-                    // a writer here just types on.
                     wrong += 1;
                 }
                 Some(_) => {}
@@ -201,6 +200,25 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         "next_word": {"words": words_seen, "top1": ratio(top1, words_seen), "top3": ratio(top3, words_seen)},
         "latency": percentiles(latencies),
     }))
+}
+
+/// How much of a suggestion a writer takes when `rest` is what they will type: (chars, keys).
+/// All of it with one key when it is right; else its leading words that are right, one key each
+/// (a word is taken with the space or punctuation after it only if that also matches).
+fn accepted_part(insert: &str, rest: &str) -> (usize, usize) {
+    if rest.starts_with(insert) {
+        return (insert.chars().count(), 1);
+    }
+    let mut taken = 0usize; // bytes
+    let mut words = 0usize;
+    for (i, c) in insert.char_indices() {
+        let word_end = c == ' ' && i > 0 && !insert[..i].ends_with(' ');
+        if word_end && rest.starts_with(&insert[..i]) {
+            taken = i;
+            words += 1;
+        }
+    }
+    (insert[..taken].chars().count(), words)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -319,7 +319,15 @@ impl Backend {
         let invoked = params.context.trigger_kind == InlineCompletionTriggerKind::INVOKED;
         let g = self
             .engine
-            .ask(|reply| Job::Ghost { doc: uri.clone(), version, before: before.clone(), after: after.clone(), opts, reply })
+            .ask(|reply| Job::Ghost {
+                doc: uri.clone(),
+                version,
+                before: before.clone(),
+                after: after.clone(),
+                opts,
+                deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
+                reply,
+            })
             .await;
         let g = match g {
             Ok(g) => g,

@@ -30,8 +30,9 @@ pub type Reply<T> = oneshot::Sender<Result<T, JobError>>;
 pub enum Job {
     /// Loads (or reloads) the model and the lexicon.
     Load { model: Option<PathBuf>, lexicon: Option<PathBuf>, reply: Reply<String> },
-    /// Ghost text after `before` (the context window up to the cursor).
-    Ghost { doc: String, version: i32, before: String, after: String, opts: GhostOptions, reply: Reply<Option<Ghost>> },
+    /// Ghost text after `before` (the context window up to the cursor); not started after
+    /// `deadline` (a suggestion that late would only distract).
+    Ghost { doc: String, version: i32, before: String, after: String, opts: GhostOptions, deadline: Instant, reply: Reply<Option<Ghost>> },
     /// Up to `n` completions after `before`.
     Complete { doc: String, version: i32, before: String, n: usize, reply: Reply<Vec<Suggestion>> },
     /// Issues of each paragraph; `skip` are words to leave alone in this document.
@@ -217,7 +218,8 @@ impl Worker {
                     queue.iter().any(|q| q.is_suggestion() && q.doc_version().is_some_and(|(d2, _)| d2 == d))
                 });
             let old = job.doc_version().is_some_and(|(d, v)| self.versions.get(d).is_some_and(|cur| *cur > v));
-            if superseded || old || job.reply_closed() {
+            let late = matches!(&job, Job::Ghost { deadline, .. } if Instant::now() > *deadline);
+            if superseded || old || late || job.reply_closed() {
                 self.stats.stale_dropped += 1;
                 job.drop_stale();
                 continue;

@@ -27,7 +27,7 @@ pub struct Settings {
     pub memory_budget_mb: u64,
     /// Least probability for ghost text to show.
     pub threshold: f32,
-    /// Suggestions slower than this are not worth showing (ms).
+    /// A ghost-text request still waiting for the model after this long is dropped (ms).
     pub latency_budget_ms: u64,
     /// One word per line; "Add to dictionary" appends to it.
     pub user_dictionary: Option<PathBuf>,
@@ -68,6 +68,9 @@ impl Settings {
         }
         if s.memory_budget_mb == 0 || s.memory_budget_mb > 64 * 1024 {
             return Err(format!("memoryBudgetMb must be between 1 and 65536, not {}", s.memory_budget_mb));
+        }
+        if s.latency_budget_ms == 0 || s.latency_budget_ms > 60_000 {
+            return Err(format!("latencyBudgetMs must be between 1 and 60000, not {}", s.latency_budget_ms));
         }
         if s.debounce_ms > 10_000 {
             return Err("debounceMs must be at most 10000".into());
