@@ -283,7 +283,17 @@ pub fn complete_with(
         model.prefill(cache, &ids).map_err(DecideError::Model)?;
         search(model, vocab, cache, split.typed, n + 1, beam)?
     };
-    let total = log_sum_exp(words.iter().map(|b| b.logprob));
+    // P(word | what is typed) = P(word) / P(the text goes on as typed). The search finds only a
+    // few words, so their sum would overstate each one; the mass of every first token that
+    // agrees with the typed letters bounds P(as typed) from above (a token shorter than what is
+    // typed may still go elsewhere), which keeps the probability on the cautious side.
+    let prefix_mass = if ids.is_empty() {
+        f32::NEG_INFINITY
+    } else {
+        let lp = model.next_logprobs(cache).map_err(DecideError::Model)?;
+        log_sum_exp(vocab.candidates("", split.typed).into_iter().map(|id| lp[id as usize]))
+    };
+    let total = log_sum_exp(words.iter().map(|b| b.logprob)).max(prefix_mass);
     let mut out: Vec<Suggestion> = Vec::new();
     let mut complete_as_typed = if words.is_empty() { 0.0 } else { f32::NEG_INFINITY };
     for b in &words {

@@ -18,6 +18,11 @@ use crate::{DecideError, Result};
 pub struct GhostOptions {
     /// Least probability of a word (given what is typed) for it to be shown.
     pub threshold: f32,
+    /// Least probability of the next word after a space or punctuation, with nothing of it
+    /// typed yet (guessing a whole word is riskier than finishing one).
+    pub next_threshold: f32,
+    /// Fewest characters a suggestion must add (one key to accept it must save something).
+    pub min_chars: usize,
     /// Least probability of each further word for a phrase to grow.
     pub phrase_threshold: f32,
     /// Most words in one suggestion.
@@ -26,7 +31,7 @@ pub struct GhostOptions {
 
 impl Default for GhostOptions {
     fn default() -> Self {
-        Self { threshold: 0.3, phrase_threshold: 0.7, max_words: 4 }
+        Self { threshold: 0.3, next_threshold: 0.5, phrase_threshold: 0.7, max_words: 4, min_chars: 2 }
     }
 }
 
@@ -53,7 +58,7 @@ pub fn ghost(
     after: &str,
     opts: &GhostOptions,
 ) -> Result<Option<Ghost>> {
-    if !(0.0..=1.0).contains(&opts.threshold) || !(0.0..=1.0).contains(&opts.phrase_threshold) {
+    if ![opts.threshold, opts.next_threshold, opts.phrase_threshold].iter().all(|t| (0.0..=1.0).contains(t)) {
         return Err(DecideError::Input("thresholds are probabilities, between 0 and 1".into()));
     }
     // Not in the middle of a word, not outside prose, not before any text.
@@ -65,8 +70,9 @@ pub fn ghost(
         Some(s) if !s.insert.is_empty() => Some(s),
         _ => None,
     };
+    let bar = if split.word.is_empty() { opts.next_threshold.max(opts.threshold) } else { opts.threshold };
     let mut out = match first {
-        Some(s) if s.logprob.exp() >= opts.threshold => {
+        Some(s) if s.logprob.exp() >= bar && s.insert.trim_start().chars().count() >= opts.min_chars => {
             Ghost { probability: s.logprob.exp(), words: 1, replace: 0, insert: s.insert }
         }
         other => {

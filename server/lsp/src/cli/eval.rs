@@ -47,9 +47,12 @@ struct Common {
     /// The lexicon (`word<TAB>count`); default LAYA_LEXICON, then .deps/lexicon/en.tsv.
     #[arg(long, value_name = "FILE")]
     lexicon: Option<PathBuf>,
-    /// Least probability for ghost text to show (next-word).
+    /// Least probability for ghost text finishing a word to show (next-word).
     #[arg(long, default_value_t = GhostOptions::default().threshold)]
     threshold: f32,
+    /// Least probability for a whole next word, nothing of it typed, to show (next-word).
+    #[arg(long, default_value_t = GhostOptions::default().next_threshold)]
+    next_threshold: f32,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -126,7 +129,11 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     let (model, _) = load_model(&c.model)?;
     let vocab = Vocab::new(&model)?;
     let speller = load_speller(c.lexicon.as_deref()).ok();
-    let opts = GhostOptions { threshold: c.threshold, ..GhostOptions::default() };
+    let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, ..GhostOptions::default() };
+    let (mut wrong_next, mut shown_next) = (0usize, 0usize);
+    // LAYA_EVAL_DUMP=FILE: one line per shown suggestion (typed chars, probability, right or not),
+    // to choose thresholds from one run.
+    let mut dump = std::env::var_os("LAYA_EVAL_DUMP").map(std::fs::File::create).transpose()?;
     let mut budget = c.limit.unwrap_or(usize::MAX);
     let (mut total_chars, mut keys, mut shown, mut wrong, mut accepted) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let (mut words_seen, mut top1, mut top3) = (0usize, 0usize, 0usize);
@@ -164,9 +171,16 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
             match g {
                 Some(g) if g.replace == 0 && !g.insert.is_empty() => {
                     shown += 1;
+                    let next = !before.ends_with(|ch: char| laya_text::is_word_char(ch));
+                    shown_next += next as usize;
                     // Accept the whole suggestion with one key, or the words of a phrase that
                     // are right with one key each (an editor's accept-next-word).
                     let (n, words) = accepted_part(&g.insert, rest);
+                    if let Some(f) = dump.as_mut() {
+                        use std::io::Write;
+                        let typed = before.chars().rev().take_while(|&ch| laya_text::is_word_char(ch)).count();
+                        writeln!(f, "{typed}\t{}\t{}\t{}", g.probability, (n > 0) as u8, g.insert.chars().count())?;
+                    }
                     if n > 0 {
                         accepted += 1;
                         keys += words;
@@ -175,6 +189,7 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
                         continue;
                     }
                     wrong += 1;
+                    wrong_next += next as usize;
                 }
                 Some(_) => {}
                 None => {}
@@ -197,6 +212,9 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         "accepted": accepted,
         "wrong_shown": wrong,
         "wrong_share": ratio(wrong, shown),
+        "next_threshold": c.next_threshold,
+        "whole_next_words": {"shown": shown_next, "wrong": wrong_next},
+        "word_endings": {"shown": shown - shown_next, "wrong": wrong - wrong_next},
         "next_word": {"words": words_seen, "top1": ratio(top1, words_seen), "top3": ratio(top3, words_seen)},
         "latency": percentiles(latencies),
     }))
