@@ -194,12 +194,19 @@ fn typing_gets_ghost_text_and_completions() {
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, 11), "context": {"triggerKind": 2}}));
     let items = r["result"]["items"].as_array().map_or(0, Vec::len);
     assert_eq!(items, 0, "no ghost text in code: {r}");
+    // A misspelled word being typed is corrected: the item replaces what was typed.
+    let typo = "file:///tmp/laya-test/typo.md";
+    c.open(typo, "markdown", "Please seperat");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": typo}, "position": pos(0, 14), "context": {"triggerKind": 2}}));
+    assert_eq!(r["result"]["items"][0]["insertText"], "separate", "{r}");
+    assert_eq!(r["result"]["items"][0]["range"], json!({"start": pos(0, 7), "end": pos(0, 14)}), "{r}");
     // Ranking over LSP.
     let r = c.request("laya/rank", json!({"context": "I would like a cup of", "candidates": [" car", " tea"]}));
     assert_eq!(r["result"]["ranked"][0]["candidate"], " tea", "{r}");
     let r = c.request("laya/rank", json!({"context": "x", "candidates": []}));
     assert!(r["error"]["message"].as_str().unwrap().contains("candidates"), "{r}");
     c.notify("textDocument/didClose", json!({"textDocument": {"uri": uri}}));
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": typo}}));
     let r = c.request("laya/stats", Value::Null);
     assert_eq!(r["result"]["documents_open"], 0, "{r}");
     assert_eq!(r["result"]["engine"]["documents_cached"], 0, "closing frees the cache: {r}");

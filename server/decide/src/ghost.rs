@@ -71,23 +71,24 @@ pub fn ghost(
         _ => None,
     };
     let bar = if split.word.is_empty() { opts.next_threshold.max(opts.threshold) } else { opts.threshold };
-    let mut out = match first {
-        Some(s) if s.logprob.exp() >= bar && s.insert.trim_start().chars().count() >= opts.min_chars => {
-            Ghost { probability: s.logprob.exp(), words: 1, replace: 0, insert: s.insert }
-        }
-        other => {
-            // Nothing likely continues what is typed: perhaps it is misspelled.
+    // A word the lexicon does not know is not offered (the model has seen "seperate" too).
+    let known = |w: &str| speller.is_none_or(|sp| sp.is_known(w));
+    let sure = first.filter(|s| s.logprob.exp() >= bar && s.insert.trim_start().chars().count() >= opts.min_chars);
+    let unknown_completion = sure.as_ref().is_some_and(|s| !known(&s.word));
+    let mut out = match sure {
+        Some(s) if known(&s.word) => Ghost { probability: s.logprob.exp(), words: 1, replace: 0, insert: s.insert },
+        _ => {
+            // Nothing known and likely continues what is typed: perhaps it is misspelled.
             let typo_prefix = !split.word.is_empty()
-                && speller.is_some_and(|sp| !sp.lexicon().has_prefix(split.word) && !sp.is_user_word(split.word));
+                && speller.is_some_and(|sp| {
+                    !sp.is_user_word(split.word) && (unknown_completion || !sp.lexicon().has_prefix(split.word))
+                });
             match (typo_prefix, speller) {
                 (true, Some(sp)) => match corrected(model, cache, sp, split.context, split.typed, split.word, opts)? {
                     Some(g) => g,
                     None => return Ok(None),
                 },
-                _ => {
-                    let _ = other;
-                    return Ok(None);
-                }
+                _ => return Ok(None),
             }
         }
     };
@@ -144,8 +145,16 @@ fn corrected(
     let logits: Vec<f32> = scores.iter().zip(&cands).map(|(s, c)| s.total - 2.0 * c.cost).collect();
     let m = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let z: f32 = logits.iter().map(|l| (l - m).exp()).sum();
-    let (best, l) = logits.iter().enumerate().fold((0, f32::NEG_INFINITY), |a, (i, &l)| if l > a.1 { (i, l) } else { a });
-    let p = (l - m).exp() / z;
+    let (best, _) = logits.iter().enumerate().fold((0, f32::NEG_INFINITY), |a, (i, &l)| if l > a.1 { (i, l) } else { a });
+    // How sure the correction of what is typed is: the mass of the candidates that begin like
+    // the best one ("separate", "separated", "separately" all fix "seperat" the same way).
+    let stem: String = cands[best].word.to_lowercase().chars().take(word.chars().count()).collect();
+    let p: f32 = logits
+        .iter()
+        .zip(&cands)
+        .filter(|(_, c)| c.word.to_lowercase().starts_with(&stem))
+        .map(|(l, _)| (l - m).exp() / z)
+        .sum();
     if p < opts.threshold.max(0.5) {
         return Ok(None);
     }

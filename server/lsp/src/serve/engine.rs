@@ -332,6 +332,8 @@ impl Worker {
                 let r = self.model().and_then(|m| {
                     laya_decide::complete(&m.model, &m.vocab, &mut cache, &before, n).map_err(|e| JobError::Failed(e.to_string()))
                 });
+                // Words the lexicon does not know are not offered ("seperate" is in the model too).
+                let r = r.map(|v| v.into_iter().filter(|s| self.speller.as_ref().is_none_or(|sp| sp.is_known(&s.word))).collect());
                 let _ = reply.send(r);
                 self.put_cache(doc, cache);
             }
