@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref bench-peers build demo test bench clean lexicon
+.PHONY: all bootstrap model pyref bench-peers build demo test bench clean lexicon extension-zed
 
 all: build
 
@@ -37,6 +37,11 @@ demo: build
 test: build pyref bench-peers
 	@scripts/test-deps.sh
 	$(CARGO) test --release --locked --workspace
+	@scripts/test-zed-extension.sh
+
+# The Zed extension (wasm32-wasip1 and wasip2 builds, export checks).
+extension-zed:
+	@scripts/test-zed-extension.sh
 
 # The full benchmark beside llama.cpp and MLX-Python (~15 min): bench.json, bench.svg.
 bench: build bench-peers
