@@ -259,13 +259,16 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
 
 #[test]
 fn a_model_that_cannot_load_is_reported_and_spelling_still_works() {
-    let mut c = Client::start(json!({"modelPath": "/nonexistent/model.gguf", "debounceMs": 0}));
+    let mut c = Client::start(json!({"modelPath": "/nonexistent/model.gguf", "debounceMs": 0, "diagnosticSeverity": "warning"}));
     let m = c.wait_for("an error message", |m| m["method"] == "window/showMessage");
     assert!(m["params"]["message"].as_str().unwrap().contains("/nonexistent/model.gguf"), "{m}");
+    // An empty configuration (Zed sends one after start-up) keeps the initializationOptions.
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {}}));
     let uri = "file:///tmp/laya-test/nomodel.txt";
     c.open(uri, "plaintext", "This sentense has a typo.");
     let d = c.wait_for("diagnostics", |m| m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
     assert_eq!(d["params"]["diagnostics"][0]["data"]["suggestions"][0], "sentence", "{d}");
+    assert_eq!(d["params"]["diagnostics"][0]["severity"], 2, "still Warning: {d}");
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, 5), "context": {"triggerKind": 2}}));
     assert!(r["result"].is_null(), "no ghost text without a model, and no error: {r}");
     let r = c.request("initialize", json!({"capabilities": {}}));

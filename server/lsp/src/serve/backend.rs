@@ -52,7 +52,8 @@ enum ModelState {
     Failed(String),
 }
 
-pub struct Backend {
+/// The service's state, shared with the tasks it spawns (model loading, spelling checks).
+pub struct Inner {
     client: Client,
     engine: Engine,
     docs: Arc<DashMap<String, Doc>>,
@@ -91,9 +92,19 @@ fn job_error(e: JobError) -> Error {
     }
 }
 
+/// What tower-lsp-server serves: a handle on the shared state.
+pub struct Backend(Arc<Inner>);
+
+impl std::ops::Deref for Backend {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
 impl Backend {
     pub fn new(client: Client, engine: Engine, settings: Settings) -> Self {
-        Self {
+        Self(Arc::new(Inner {
             client,
             engine,
             docs: Arc::new(DashMap::new()),
@@ -102,8 +113,17 @@ impl Backend {
             model_state: Arc::new(RwLock::new(ModelState::Loading)),
             progress_ok: std::sync::atomic::AtomicBool::new(false),
             reanchors: std::sync::atomic::AtomicU64::new(0),
-        }
+        }))
     }
+
+    /// Loads the model in the background: handlers keep running (text sync must not wait).
+    fn spawn_load(&self) {
+        let inner = self.0.clone();
+        tokio::spawn(async move { inner.load_model().await });
+    }
+}
+
+impl Inner {
 
     fn settings(&self) -> Settings {
         self.settings.read().map(|s| s.clone()).unwrap_or_default()
@@ -522,7 +542,7 @@ impl LanguageServer for Backend {
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        self.load_model().await;
+        self.spawn_load();
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -607,8 +627,23 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        // Keys given override the current settings; keys left out keep theirs (Zed sends `{}`
+        // right after start-up, which must not undo the initializationOptions).
         let v = params.settings.get("laya").cloned().unwrap_or(params.settings);
-        match Settings::from_value(&v) {
+        let merged = match (serde_json::to_value(self.settings()), v) {
+            (Ok(Value::Object(mut cur)), Value::Object(new)) => {
+                for (k, val) in new {
+                    if val.is_null() {
+                        cur.remove(&k);
+                    } else {
+                        cur.insert(k, val);
+                    }
+                }
+                Value::Object(cur)
+            }
+            (_, other) => other,
+        };
+        match Settings::from_value(&merged) {
             Ok(new) => {
                 let old = self.settings();
                 let reload = new.model_path != old.model_path || new.lexicon_path != old.lexicon_path;
@@ -622,7 +657,7 @@ impl LanguageServer for Backend {
                     }
                 }
                 if reload {
-                    self.load_model().await;
+                    self.spawn_load();
                 }
                 let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
                 for u in uris {

@@ -413,6 +413,10 @@ impl Worker {
             Some(Err(e)) => lex_msg = format!("; spelling is off: {e}"),
             None => lex_msg = "; spelling is off: no lexicon found (run `make lexicon` or set lexiconPath)".into(),
         }
+        if let Some(p) = model.as_deref().filter(|p| !p.exists()) {
+            self.load_error = format!("the modelPath setting names {}, which does not exist{lex_msg}", p.display());
+            return Err(JobError::NoModel(self.load_error.clone()));
+        }
         let path = laya_model::resolve_model_path(model.as_deref()).map_err(|e| {
             self.load_error = format!("{e}{lex_msg}");
             JobError::NoModel(self.load_error.clone())
