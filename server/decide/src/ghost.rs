@@ -31,7 +31,7 @@ pub struct GhostOptions {
 
 impl Default for GhostOptions {
     fn default() -> Self {
-        Self { threshold: 0.3, next_threshold: 0.5, phrase_threshold: 0.7, max_words: 4, min_chars: 2 }
+        Self { threshold: 0.5, next_threshold: 0.7, phrase_threshold: 0.7, max_words: 4, min_chars: 2 }
     }
 }
 

@@ -300,6 +300,8 @@ fn typos(c: &Common) -> anyhow::Result<Value> {
 
 struct Case {
     text: String,
+    /// Where the text came from (the optional "source" field), for false alarms by kind of prose.
+    source: String,
     /// Byte range of the error, and the word meant.
     error: Option<(usize, usize, String)>,
 }
@@ -330,7 +332,8 @@ fn parse_cases(c: &Common) -> anyhow::Result<Vec<Case>> {
                 }
                 _ => None,
             };
-            cases.push(Case { text, error });
+            let source = v["source"].as_str().map_or("", |s| s.split(['/', ':']).next().unwrap_or("")).to_string();
+            cases.push(Case { text, error, source });
         }
     }
     Ok(cases)
@@ -349,6 +352,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
     let mut latencies = vec![];
     let mut alarms = vec![];
     let mut alarm_kinds: std::collections::BTreeMap<&str, usize> = Default::default();
+    let mut by_source: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     let kind_name = |k: IssueKind| if k == IssueKind::RealWord { "real_word" } else { "misspelling" };
     for case in &cases {
         let mut cache = KvCache::new();
@@ -357,6 +361,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
         let issues = speller.check(Some(model), &mut cache, &case.text, 0, &|w: &str| counts.get(&w.to_lowercase()).copied().unwrap_or(0) > 1, &|| false)?;
         latencies.push(ms(t));
         let n_words = words(&case.text).len();
+        let before = false_alarms;
         match &case.error {
             Some((s, e, correct)) => {
                 errors += 1;
@@ -390,6 +395,9 @@ fn context(c: &Common) -> anyhow::Result<Value> {
                 }
             }
         }
+        let e = by_source.entry(case.source.clone()).or_default();
+        e.0 += false_alarms - before;
+        e.1 += if case.error.is_some() { n_words.saturating_sub(1) } else { n_words };
     }
     Ok(json!({
         "eval": "context",
@@ -404,6 +412,10 @@ fn context(c: &Common) -> anyhow::Result<Value> {
         "false_alarms": false_alarms,
         "false_alarms_per_1000_words": 1000.0 * ratio(false_alarms, clean_words),
         "false_alarms_by_kind": alarm_kinds,
+        "false_alarms_per_1000_words_by_source": by_source
+            .iter()
+            .map(|(k, (fa, w))| (k.clone(), json!({"false_alarms": fa, "words": w, "per_1000": 1000.0 * ratio(*fa, *w)})))
+            .collect::<serde_json::Map<_, _>>(),
         "latency": percentiles(latencies),
         "false_alarm_examples": alarms,
     }))

@@ -47,7 +47,7 @@ impl Default for Settings {
             model_path: None,
             lexicon_path: None,
             memory_budget_mb: 256,
-            threshold: 0.3,
+            threshold: 0.5,
             latency_budget_ms: 200,
             user_dictionary: None,
             diagnostic_severity: "information".into(),
