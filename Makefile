@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref bench-peers build demo test bench clean lexicon extension-zed
+.PHONY: all bootstrap model pyref bench-peers build demo test bench clean lexicon extension-zed extension-vscode
 
 all: build
 
@@ -38,6 +38,12 @@ test: build pyref bench-peers
 	@scripts/test-deps.sh
 	$(CARGO) test --release --locked --workspace
 	@scripts/test-zed-extension.sh
+	@scripts/test-vscode-extension.sh
+
+# The VS Code extension: build and package the .vsix, then the real-editor test (code-server in
+# headless chromium; screenshots in target/vscode-test-artifacts/).
+extension-vscode:
+	@scripts/test-vscode-extension.sh
 
 # The Zed extension (wasm32-wasip1 and wasip2 builds, export checks).
 extension-zed:
