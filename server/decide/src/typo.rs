@@ -81,9 +81,11 @@ const CONFUSION_SETS: &[&[&str]] = &[
 /// log-probability (with the text after it) must beat the word's by this many nats.
 const REAL_WORD_MARGIN: f32 = 4.0;
 
-/// How much better (nats, after the edit-cost penalty) the best correction of a word missing
-/// from the lexicon must fit than the word as written.
+/// How much better (nats) the likeliest near word must explain the text than a word missing
+/// from the lexicon as written, for that word to be flagged; each unit of edit cost takes
+/// LAMBDA_FLAG nats off the near word.
 const NON_WORD_MARGIN: f32 = 2.0;
+const LAMBDA_FLAG: f32 = 1.0;
 
 /// A suggested spelling with its score (higher is better; a log-probability up to a constant).
 #[derive(Debug, Clone, PartialEq)]
@@ -212,11 +214,19 @@ impl Speller {
                         cands.push((word.to_string(), 0.0));
                         let scored = self.in_context(model, cache, &text[..start], &cands, right)?;
                         let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
-                        let others: Vec<Correction> = scored.into_iter().filter(|c| c.word != word).collect();
-                        if others.first().is_none_or(|b| b.score - own < NON_WORD_MARGIN) {
+                        // Whether it is a slip at all: how much better the likeliest near word
+                        // explains the text than the word as written, with a lighter edit penalty
+                        // than the one that orders the corrections among themselves.
+                        let cost_of = |w: &str| cands.iter().find(|c| c.0 == w).map_or(0.0, |c| c.1);
+                        let best_fit = scored
+                            .iter()
+                            .filter(|c| c.word != word)
+                            .map(|c| c.score + (LAMBDA_CONTEXT - LAMBDA_FLAG) * cost_of(&c.word))
+                            .fold(f32::NEG_INFINITY, f32::max);
+                        if best_fit - own < NON_WORD_MARGIN {
                             continue;
                         }
-                        others
+                        scored.into_iter().filter(|c| c.word != word).collect()
                     }
                     None => self.suggest(word, 5),
                 };

@@ -219,7 +219,7 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
         {
             let Some((version, paragraphs, todo, skip, last_edit)) = ({
                 let Some(d) = docs.get(uri) else { return true };
-                if !settings.diagnostics || !settings.languages.contains(&d.language) {
+                if !settings.diagnostics || !settings.serves(&d.language) {
                     None
                 } else {
                     let text = d.doc.text();
@@ -305,7 +305,7 @@ impl Backend {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 return Err(Error::invalid_params(format!("{uri} is not open")));
             };
-            if !s.ghost_text || !s.languages.contains(&d.language) {
+            if !s.ghost_text || !s.serves(&d.language) {
                 return Ok(None);
             }
             let cursor = d.doc.offset_of(to_pos(pos), enc);
@@ -501,6 +501,12 @@ impl LanguageServer for Backend {
             }
         }
         self.engine.send(Job::SetBudget { bytes: self.settings().budget_bytes() });
+        if let Some(path) = &self.settings().user_dictionary {
+            match super::settings::read_words(path) {
+                Ok(words) => self.engine.send(Job::AddWords { words }),
+                Err(e) => return Err(Error::invalid_params(format!("userDictionary: {e}"))),
+            }
+        }
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         self.progress_ok.store(progress, std::sync::atomic::Ordering::Release);
         // Position encodings: UTF-8 or UTF-32 when offered (cheaper than UTF-16), else UTF-16.
@@ -678,7 +684,7 @@ impl LanguageServer for Backend {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 return Err(Error::invalid_params(format!("{uri} is not open")));
             };
-            if !s.completion || !s.languages.contains(&d.language) {
+            if !s.completion || !s.serves(&d.language) {
                 return Ok(None);
             }
             let cursor = d.doc.offset_of(to_pos(pos), enc);

@@ -100,7 +100,7 @@ pub struct Stats {
     pub reused_suggestions: u64,
     /// Suggestion jobs for a document whose cache had been evicted (its context prefilled again).
     pub cache_misses: u64,
-    /// Milliseconds the engine spent on recent ghost and check jobs (the last 10,000 of each).
+    /// Milliseconds the engine spent on recent ghost and check jobs (the last 2,000 of each).
     pub ghost_ms: Vec<f64>,
     pub check_ms: Vec<f64>,
 }
@@ -240,7 +240,7 @@ impl Worker {
                 _ => None,
             };
             if let Some(v) = v {
-                if v.len() >= 10_000 {
+                if v.len() >= 2_000 {
                     v.remove(0);
                 }
                 v.push(ms);

@@ -93,6 +93,20 @@ impl Settings {
         Ok(s)
     }
 
+    /// Whether Laya works in documents of this language id; editors spell some ids differently
+    /// ("git-commit" in VS Code and LSP's list, "gitcommit" elsewhere; "text" for plain text).
+    pub fn serves(&self, language: &str) -> bool {
+        let canon = |l: &str| match l {
+            "git-commit" | "git_commit" => "gitcommit".to_string(),
+            "text" | "txt" => "plaintext".to_string(),
+            "tex" => "latex".to_string(),
+            "rst" => "restructuredtext".to_string(),
+            other => other.to_lowercase(),
+        };
+        let want = canon(language);
+        self.languages.iter().any(|l| canon(l) == want)
+    }
+
     pub fn budget_bytes(&self) -> usize {
         (self.memory_budget_mb as usize) << 20
     }
@@ -151,6 +165,13 @@ mod tests {
         assert!(Settings::from_value(&serde_json::json!({"threshold": 2})).unwrap_err().contains("threshold"));
         assert!(Settings::from_value(&serde_json::json!({"bogus": 1})).unwrap_err().contains("bogus"));
         assert!(Settings::from_value(&serde_json::json!({"modelPath": "rel/path"})).unwrap_err().contains("absolute"));
+    }
+
+    #[test]
+    fn language_ids_in_either_spelling() {
+        let s = Settings::default();
+        assert!(s.serves("git-commit") && s.serves("gitcommit") && s.serves("markdown") && s.serves("text"));
+        assert!(!s.serves("rust"));
     }
 
     #[test]
