@@ -398,3 +398,33 @@ fn neovim_gets_a_diagnostic_and_a_completion() {
     assert!(d["message"].as_str().unwrap().contains("receive"), "{v}");
     assert_eq!(v["completions"][0], "Paris", "{v}");
 }
+
+#[test]
+fn emacs_eglot_gets_a_diagnostic_and_a_completion() {
+    let emacs = std::env::var("LAYA_EMACS").unwrap_or_else(|_| "emacs".into());
+    if Command::new(&emacs).arg("--version").output().is_err() {
+        panic!("Emacs is not installed: `make test` installs it (scripts/test-deps.sh), or set LAYA_EMACS");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "I will recieve the letter.\n\nThe capital of France is Pa").unwrap();
+    let out = dir.path().join("emacs.json");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/editors/eglot.el");
+    let status = Command::new(&emacs)
+        .args(["--batch", "-Q", "-l", script])
+        .env("LAYA_BIN", env!("CARGO_BIN_EXE_laya"))
+        .env("LAYA_EMACS_FILE", &file)
+        .env("LAYA_EMACS_OUT", &out)
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "emacs exited with {status}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("emacs wrote its result")).unwrap();
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["diagnostics"][0]["beg"], 7, "{v}");
+    assert!(v["diagnostics"][0]["text"].as_str().unwrap().contains("receive"), "{v}");
+    assert_eq!(v["completions"][0], "Paris", "{v}");
+}
