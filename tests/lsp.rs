@@ -367,31 +367,45 @@ fn thousands_of_random_edits_keep_the_server_in_sync() {
     c.shutdown();
 }
 
-#[test]
-fn neovim_gets_a_diagnostic_and_a_completion() {
-    let nvim = std::env::var("LAYA_NVIM").unwrap_or_else(|_| "nvim".into());
-    if Command::new(&nvim).arg("--version").output().is_err() {
-        panic!("Neovim is not installed: `make test` installs it (scripts/test-deps.sh), or set LAYA_NVIM");
+/// Runs a real editor (`program`, overridable by the env var `var`) on a file holding a
+/// misspelling and a half-typed "Paris"; the editor's script writes what it saw as JSON to
+/// $LAYA_EDITOR_OUT, which is returned.
+fn run_editor(program: &str, var: &str, file_name: &str, args: &[String]) -> Value {
+    let exe = std::env::var(var).unwrap_or_else(|_| program.into());
+    if Command::new(&exe).arg("--version").output().is_err() {
+        panic!("{program} is not installed: `make test` installs it (scripts/test-deps.sh), or set {var}");
     }
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("notes.md");
+    let file = dir.path().join(file_name);
     std::fs::write(&file, "I will recieve the letter.\n\nThe capital of France is Pa\n").unwrap();
-    let out = dir.path().join("nvim.json");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/editors/nvim_lsp.lua");
-    let status = Command::new(&nvim)
-        .args(["--headless", "-n", "-u", "NONE", "-i", "NONE", "-c"])
-        .arg(format!("luafile {script}"))
+    let out = dir.path().join("editor.json");
+    let status = Command::new(&exe)
+        .args(args)
         .env("LAYA_BIN", env!("CARGO_BIN_EXE_laya"))
-        .env("LAYA_NVIM_FILE", &file)
-        .env("LAYA_NVIM_OUT", &out)
+        .env("LAYA_EDITOR_FILE", &file)
+        .env("LAYA_EDITOR_OUT", &out)
         .current_dir(dir.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
+        .stderr(Stdio::null())
         .status()
         .unwrap();
-    assert!(status.success(), "nvim exited with {status}");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("nvim wrote its result")).unwrap();
+    assert!(status.success(), "{program} exited with {status}");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("the editor wrote its result")).unwrap();
     assert_eq!(v["ok"], true, "{v}");
+    v
+}
+
+fn editor_script(name: &str) -> String {
+    format!("{}/../../tests/editors/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn neovim_gets_a_diagnostic_and_a_completion() {
+    let args = ["--headless", "-n", "-u", "NONE", "-i", "NONE", "-c"].map(String::from);
+    let mut args = args.to_vec();
+    args.push(format!("luafile {}", editor_script("nvim_lsp.lua")));
+    let v = run_editor("nvim", "LAYA_NVIM", "notes.md", &args);
     assert_eq!(v["attached"], true, "{v}");
     let d = &v["diagnostics"][0];
     assert_eq!((d["lnum"].as_i64(), d["col"].as_i64(), d["end_col"].as_i64()), (Some(0), Some(7), Some(14)), "{v}");
@@ -401,29 +415,8 @@ fn neovim_gets_a_diagnostic_and_a_completion() {
 
 #[test]
 fn emacs_eglot_gets_a_diagnostic_and_a_completion() {
-    let emacs = std::env::var("LAYA_EMACS").unwrap_or_else(|_| "emacs".into());
-    if Command::new(&emacs).arg("--version").output().is_err() {
-        panic!("Emacs is not installed: `make test` installs it (scripts/test-deps.sh), or set LAYA_EMACS");
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("notes.txt");
-    std::fs::write(&file, "I will recieve the letter.\n\nThe capital of France is Pa").unwrap();
-    let out = dir.path().join("emacs.json");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/editors/eglot.el");
-    let status = Command::new(&emacs)
-        .args(["--batch", "-Q", "-l", script])
-        .env("LAYA_BIN", env!("CARGO_BIN_EXE_laya"))
-        .env("LAYA_EMACS_FILE", &file)
-        .env("LAYA_EMACS_OUT", &out)
-        .current_dir(dir.path())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "emacs exited with {status}");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).expect("emacs wrote its result")).unwrap();
-    assert_eq!(v["ok"], true, "{v}");
+    let args = ["--batch".to_string(), "-Q".into(), "-l".into(), editor_script("eglot.el")];
+    let v = run_editor("emacs", "LAYA_EMACS", "notes.txt", &args);
     assert_eq!(v["diagnostics"][0]["beg"], 7, "{v}");
     assert!(v["diagnostics"][0]["text"].as_str().unwrap().contains("receive"), "{v}");
     assert_eq!(v["completions"][0], "Paris", "{v}");

@@ -1,13 +1,13 @@
 ;;; eglot.el --- Emacs (28+) with eglot against `laya serve': a diagnostic and a completion in a
-;;; text buffer. Run by tests/lsp.rs in batch mode; writes what it saw to $LAYA_EMACS_OUT.
+;;; text buffer. Run by tests/lsp.rs in batch mode; writes what it saw to $LAYA_EDITOR_OUT.
 (require 'package)
 (add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
 (package-initialize)
 (require 'eglot)
 (require 'json)
 (setq eglot-sync-connect 30)
-(let* ((file (getenv "LAYA_EMACS_FILE"))
-       (out (getenv "LAYA_EMACS_OUT"))
+(let* ((file (getenv "LAYA_EDITOR_FILE"))
+       (out (getenv "LAYA_EDITOR_OUT"))
        (result '()))
   (condition-case err
       (progn
@@ -28,8 +28,10 @@
                                                  (cons 'text (flymake-diagnostic-text d))))
                                          diags)))
                   result))
-          ;; A completion at the end of the last line ("The capital of France is Pa").
-          (goto-char (point-max))
+          ;; A completion at the end of line 3 ("The capital of France is Pa").
+          (goto-char (point-min))
+          (forward-line 2)
+          (end-of-line)
           (let* ((resp (jsonrpc-request server :textDocument/completion
                                         (append (eglot--TextDocumentPositionParams)
                                                 '(:context (:triggerKind 1)))))

@@ -1,7 +1,7 @@
 -- Headless Neovim (0.7 or newer) with its built-in LSP client against `laya serve`: a diagnostic
 -- and a completion in a Markdown buffer. Run by tests/lsp.rs; writes what it saw, as JSON, to
--- $LAYA_NVIM_OUT and quits.
-local out = assert(os.getenv("LAYA_NVIM_OUT"))
+-- $LAYA_EDITOR_OUT and quits.
+local out = assert(os.getenv("LAYA_EDITOR_OUT"))
 local result = {}
 
 local function finish()
@@ -12,7 +12,7 @@ local function finish()
 end
 
 local ok, err = pcall(function()
-  vim.cmd("edit " .. vim.fn.fnameescape(assert(os.getenv("LAYA_NVIM_FILE"))))
+  vim.cmd("edit " .. vim.fn.fnameescape(assert(os.getenv("LAYA_EDITOR_FILE"))))
   vim.bo.filetype = "markdown"
   local id = vim.lsp.start_client({
     name = "laya",

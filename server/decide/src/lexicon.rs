@@ -163,20 +163,8 @@ impl Lexicon {
     /// Words that begin with something within `max_cost` of `typed` ("recie" -> "receive",
     /// "receipt"): the `n` best by cost, then frequency. For correcting a word being typed.
     pub fn near_prefix(&self, typed: &str, max_cost: f32, n: usize) -> Vec<Near> {
-        let target: Vec<char> = normalize_apostrophes(&typed.to_lowercase()).chars().collect();
-        if target.is_empty() || target.len() > 40 {
-            return vec![];
-        }
-        let mut matches: Vec<(u32, f32)> = Vec::new();
-        let mut row0 = vec![0.0f32; target.len() + 1];
-        for j in 1..=target.len() {
-            row0[j] = row0[j - 1] + insert_cost(&target, j - 1);
-        }
-        let mut walk = Walk { lex: self, target: &target, max_cost, found: &mut matches };
-        let mut path = Vec::new();
-        for &(c, child) in &self.nodes[0].children {
-            walk.visit_prefixes(child, c, &mut path, &row0, None);
-        }
+        let Some(target) = search_target(typed) else { return vec![] };
+        let mut matches = self.walk(&target, max_cost, true);
         matches.sort_by(|a, b| a.1.total_cmp(&b.1));
         let mut cost_of: HashMap<u32, f32> = HashMap::new();
         for (node, cost) in matches {
@@ -204,21 +192,8 @@ impl Lexicon {
     /// Lexicon words within `max_cost` of `typed` under the keyboard-aware error model (see
     /// [`edit_costs`]), cheapest first, ties broken by frequency. `typed` itself is excluded.
     pub fn near(&self, typed: &str, max_cost: f32) -> Vec<Near> {
-        let target: Vec<char> = normalize_apostrophes(&typed.to_lowercase()).chars().collect();
-        if target.is_empty() || target.len() > 40 {
-            return vec![];
-        }
-        let mut found: Vec<(u32, f32)> = Vec::new();
-        // Row 0: the cost of turning the empty prefix into target[..j] (j inserted characters).
-        let mut row0 = vec![0.0f32; target.len() + 1];
-        for j in 1..=target.len() {
-            row0[j] = row0[j - 1] + insert_cost(&target, j - 1);
-        }
-        let mut walk = Walk { lex: self, target: &target, max_cost, found: &mut found };
-        let mut path = Vec::new();
-        for &(c, child) in &self.nodes[0].children {
-            walk.visit(child, c, &mut path, &row0, None);
-        }
+        let Some(target) = search_target(typed) else { return vec![] };
+        let found = self.walk(&target, max_cost, false);
         let typed_key: String = target.iter().collect();
         let mut out: Vec<Near> = found
             .into_iter()
@@ -230,6 +205,36 @@ impl Lexicon {
             .collect();
         out.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(b.log_prior.total_cmp(&a.log_prior)));
         out
+    }
+}
+
+/// What a search compares against: the typed word in lower case with straight apostrophes
+/// (None for an empty or absurdly long word).
+fn search_target(typed: &str) -> Option<Vec<char>> {
+    let t: Vec<char> = normalize_apostrophes(&typed.to_lowercase()).chars().collect();
+    (!t.is_empty() && t.len() <= 40).then_some(t)
+}
+
+impl Lexicon {
+    /// Walks the trie against `target`: (entry, cost) of whole words, or with `prefixes`
+    /// (node, cost) of word prefixes, within `max_cost`.
+    fn walk(&self, target: &[char], max_cost: f32, prefixes: bool) -> Vec<(u32, f32)> {
+        let mut found = Vec::new();
+        // Row 0: the cost of turning the empty prefix into target[..j] (j inserted characters).
+        let mut row0 = vec![0.0f32; target.len() + 1];
+        for j in 1..=target.len() {
+            row0[j] = row0[j - 1] + insert_cost(target, j - 1);
+        }
+        let mut walk = Walk { lex: self, target, max_cost, found: &mut found };
+        let mut path = Vec::new();
+        for &(c, child) in &self.nodes[0].children {
+            if prefixes {
+                walk.visit_prefixes(child, c, &mut path, &row0, None);
+            } else {
+                walk.visit(child, c, &mut path, &row0, None);
+            }
+        }
+        found
     }
 }
 
