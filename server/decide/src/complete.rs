@@ -149,10 +149,12 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
 }
 
 /// Searches the words that can follow `cache`'s context and start with `typed`; returns them
-/// with log P(word, then a boundary | context), best first.
-fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, beam: usize) -> Result<Vec<Beam>> {
+/// with log P(word, then a boundary | context), best first, and the log of the mass of every
+/// first token that agrees with `typed` (an upper bound of P(the text goes on as typed)).
+fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, beam: usize) -> Result<(Vec<Beam>, f32)> {
     let mut fork = cache.fork();
     let mut logprobs = vec![model.next_logprobs(cache)?];
+    let prefix_mass = log_sum_exp(vocab.candidates("", typed).into_iter().map(|id| logprobs[0][id as usize]));
     let mut live = vec![Beam { tokens: vec![], text: String::new(), logprob: 0.0 }];
     let mut finished: Vec<Beam> = Vec::new();
     for step in 0..=MAX_WORD_TOKENS {
@@ -215,7 +217,7 @@ fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, 
     finished.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
     finished.dedup_by(|a, b| a.text == b.text);
     finished.truncate(n);
-    Ok(finished)
+    Ok((finished, prefix_mass))
 }
 
 /// log(sum(exp(x)))
@@ -260,6 +262,7 @@ pub fn complete_with(
         }
         model.prefill(cache, &ids).map_err(DecideError::Model)?;
         Ok(search(model, vocab, cache, typed, n, beam)?
+            .0
             .into_iter()
             .map(|b| Suggestion {
                 word: b.text.trim_start().to_string(),
@@ -277,21 +280,15 @@ pub fn complete_with(
     }
     // Inside a word: complete it. Its probabilities are relative to the typed characters.
     let ids = model.tokenizer.encode(split.context).map_err(DecideError::Model)?;
-    let words = if ids.is_empty() {
-        vec![] // a word at the very start of the text: no context to heal against
-    } else {
-        model.prefill(cache, &ids).map_err(DecideError::Model)?;
-        search(model, vocab, cache, split.typed, n + 1, beam)?
-    };
     // P(word | what is typed) = P(word) / P(the text goes on as typed). The search finds only a
     // few words, so their sum would overstate each one; the mass of every first token that
     // agrees with the typed letters bounds P(as typed) from above (a token shorter than what is
     // typed may still go elsewhere), which keeps the probability on the cautious side.
-    let prefix_mass = if ids.is_empty() {
-        f32::NEG_INFINITY
+    let (words, prefix_mass) = if ids.is_empty() {
+        (vec![], f32::NEG_INFINITY) // a word at the very start of the text: no context to heal against
     } else {
-        let lp = model.next_logprobs(cache).map_err(DecideError::Model)?;
-        log_sum_exp(vocab.candidates("", split.typed).into_iter().map(|id| lp[id as usize]))
+        model.prefill(cache, &ids).map_err(DecideError::Model)?;
+        search(model, vocab, cache, split.typed, n + 1, beam)?
     };
     let total = log_sum_exp(words.iter().map(|b| b.logprob)).max(prefix_mass);
     let mut out: Vec<Suggestion> = Vec::new();

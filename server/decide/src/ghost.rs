@@ -7,12 +7,12 @@ use laya_model::{KvCache, Model};
 use laya_text::{is_prose_at, is_word_char, split_at_cursor};
 
 use crate::complete::{complete_with, SuggestionKind, Vocab};
-
-/// Beam width of the ghost's search: one suggestion needs fewer hypotheses than a list.
-const GHOST_BEAM: usize = 4;
 use crate::lexicon::match_case;
 use crate::typo::Speller;
 use crate::{DecideError, Result};
+
+/// Beam width of the ghost's search: one suggestion needs fewer hypotheses than a list.
+const GHOST_BEAM: usize = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GhostOptions {

@@ -348,10 +348,8 @@ fn substitute_cost(w: char, t: char) -> f32 {
         0.0
     } else if is_vowel(w) && is_vowel(t) {
         0.6 // "seperate", "definately": vowels of unstressed syllables
-    } else if adjacent_keys(w, t) {
-        0.7
-    } else if matches!((w, t), ('c', 's') | ('s', 'c') | ('c', 'k') | ('k', 'c') | ('s', 'z') | ('z', 's')) {
-        0.7 // sounds alike
+    } else if adjacent_keys(w, t) || matches!((w, t), ('c', 's') | ('s', 'c') | ('c', 'k') | ('k', 'c') | ('s', 'z') | ('z', 's')) {
+        0.7 // a neighbouring key, or letters that sound alike
     } else {
         1.0
     }

@@ -156,16 +156,23 @@ impl Speller {
 
     /// Suggestions for a word on its own, best first: the lexicon's prior and the error model.
     pub fn suggest(&self, typed: &str, n: usize) -> Vec<Correction> {
-        let mut out: Vec<Correction> = self
+        self.ranked_alone(typed, n).into_iter().map(|(word, _, score)| Correction { word, score }).collect()
+    }
+
+    /// The `n` best words near `typed` on their own, written in its case: (word, edit cost,
+    /// prior minus the error model's penalty), best first, each word once.
+    fn ranked_alone(&self, typed: &str, n: usize) -> Vec<(String, f32, f32)> {
+        let mut near: Vec<(String, f32, f32)> = self
             .lexicon
             .near(typed, MAX_COST)
             .into_iter()
-            .map(|c| Correction { word: match_case(&c.word, typed), score: c.log_prior - LAMBDA_ALONE * c.cost })
+            .map(|c| (match_case(&c.word, typed), c.cost, c.log_prior - LAMBDA_ALONE * c.cost))
             .collect();
-        out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        dedup_words(&mut out);
-        out.truncate(n);
-        out
+        near.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let mut seen = HashSet::new();
+        near.retain(|c| seen.insert(c.0.clone()));
+        near.truncate(n);
+        near
     }
 
     /// Misspellings and real-word errors in `text`, whose first `context_len` bytes are only
@@ -252,17 +259,7 @@ impl Speller {
     /// The misspelling's candidates the model scores in context: (word, edit cost), the most
     /// likely on their own first.
     fn context_candidates(&self, word: &str) -> Vec<(String, f32)> {
-        let mut near: Vec<(String, f32, f32)> = self
-            .lexicon
-            .near(word, MAX_COST)
-            .into_iter()
-            .map(|c| (match_case(&c.word, word), c.cost, c.log_prior - LAMBDA_ALONE * c.cost))
-            .collect();
-        near.sort_by(|a, b| b.2.total_cmp(&a.2));
-        let mut seen = HashSet::new();
-        near.retain(|c| seen.insert(c.0.clone()));
-        near.truncate(CONTEXT_CANDIDATES);
-        near.into_iter().map(|(w, cost, _)| (w, cost)).collect()
+        self.ranked_alone(word, CONTEXT_CANDIDATES).into_iter().map(|(w, cost, _)| (w, cost)).collect()
     }
 
     /// Built-in rules for words that are not errors even when the lexicon lacks them: names
@@ -321,11 +318,6 @@ impl Speller {
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(out)
     }
-}
-
-fn dedup_words(v: &mut Vec<Correction>) {
-    let mut seen = HashSet::new();
-    v.retain(|c| seen.insert(c.word.clone()));
 }
 
 /// Splits the text before a word into the context and the whitespace that leads the word:

@@ -10,7 +10,7 @@ use laya_model::{KvCache, Model};
 use laya_text::words;
 use serde_json::{json, Value};
 
-use super::{load_model, ms, out};
+use super::{load_model, ms, out, percentiles};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -104,12 +104,6 @@ fn pick<T>(mut v: Vec<T>, c: &Common) -> Vec<T> {
         v.truncate(n);
     }
     v
-}
-
-fn percentiles(mut v: Vec<f64>) -> Value {
-    v.sort_by(f64::total_cmp);
-    let q = |p: f64| if v.is_empty() { f64::NAN } else { v[((v.len() - 1) as f64 * p).round() as usize] };
-    json!({"p50_ms": q(0.5), "p95_ms": q(0.95), "p99_ms": q(0.99), "n": v.len()})
 }
 
 fn ratio(a: usize, b: usize) -> f64 {

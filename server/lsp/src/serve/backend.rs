@@ -177,6 +177,20 @@ impl Inner {
             *st = state;
         }
         // Documents opened while loading get their diagnostics now.
+        self.recheck_all();
+    }
+
+    /// Keeps `d`'s context window ending at char `to`: its start stays put unless `to` is before it
+    /// or more than WINDOW_MAX past it; then it moves to a sentence start about WINDOW_MIN back.
+    fn window_to(&self, d: &mut Doc, to: usize) {
+        if d.anchor > to || to - d.anchor > WINDOW_MAX {
+            d.anchor = d.doc.sentence_start_before(to.saturating_sub(WINDOW_MIN)).min(to);
+            self.reanchors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// Checks every open document again now (after the model, the dictionary or settings change).
+    fn recheck_all(&self) {
         let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
         for u in uris {
             self.schedule_check(u, 0);
@@ -323,11 +337,7 @@ impl Backend {
                 Some(sel) => (d.doc.offset_of(to_pos(sel.range.start), enc), sel.text.clone()),
                 None => (cursor, String::new()),
             };
-            if d.anchor > from || from - d.anchor > WINDOW_MAX {
-                let target = from.saturating_sub(WINDOW_MIN);
-                d.anchor = d.doc.sentence_start_before(target).min(from);
-                self.reanchors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            self.window_to(&mut d, from);
             let rope = d.doc.rope();
             let before = format!("{}{prefix}", rope.slice(d.anchor..from));
             let line = rope.char_to_line(cursor);
@@ -665,10 +675,7 @@ impl LanguageServer for Backend {
                 if reload {
                     self.spawn_load();
                 }
-                let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
-                for u in uris {
-                    self.schedule_check(u, 0);
-                }
+                self.recheck_all();
             }
             Err(e) => self.client.show_message(MessageType::ERROR, format!("Laya settings: {e}")).await,
         }
@@ -688,10 +695,7 @@ impl LanguageServer for Backend {
                 return Ok(None);
             }
             let cursor = d.doc.offset_of(to_pos(pos), enc);
-            if d.anchor > cursor || cursor - d.anchor > WINDOW_MAX {
-                d.anchor = d.doc.sentence_start_before(cursor.saturating_sub(WINDOW_MIN)).min(cursor);
-                self.reanchors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            }
+            self.window_to(&mut d, cursor);
             let before = d.doc.rope().slice(d.anchor..cursor).to_string();
             let word: String = before.chars().rev().take_while(|&c| laya_text::is_word_char(c)).collect();
             let n = word.chars().count();
@@ -802,10 +806,7 @@ impl LanguageServer for Backend {
             }
             other => return Err(Error::invalid_params(format!("unknown command {other}"))),
         }
-        let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
-        for u in uris {
-            self.schedule_check(u, 0);
-        }
+        self.recheck_all();
         Ok(None)
     }
 }
