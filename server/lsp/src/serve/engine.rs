@@ -44,6 +44,8 @@ pub enum Job {
     Close { doc: String },
     SetBudget { bytes: usize },
     Stats { reply: Reply<Stats> },
+    /// Ends the thread (after the job it is running): see [`Engine::stop`].
+    Stop,
 }
 
 impl Job {
@@ -109,6 +111,8 @@ pub struct Stats {
 #[derive(Clone)]
 pub struct Engine {
     tx: mpsc::Sender<Job>,
+    /// The inference thread, joined by [`Engine::stop`].
+    thread: Arc<std::sync::Mutex<Option<std::thread::JoinHandle<()>>>>,
     /// Suggestion jobs sent and not yet started: a running check yields to them.
     urgent: Arc<AtomicUsize>,
     /// The newest version of each open document, written by the text-sync handlers.
@@ -123,11 +127,22 @@ impl Engine {
         let v = versions.clone();
         let urgent = Arc::new(AtomicUsize::new(0));
         let u = urgent.clone();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("laya-inference".into())
             .spawn(move || Worker::new(budget_bytes, v, u).run(rx))
             .expect("spawning the inference thread");
-        Self { tx, urgent, versions }
+        Self { tx, thread: Arc::new(std::sync::Mutex::new(Some(thread))), urgent, versions }
+    }
+
+    /// Stops the inference thread and waits for it. Call before the process exits: a thread
+    /// still inside MLX while the C++ runtime tears down its statics aborts the process
+    /// (seen as SIGABRT after `exit`, about one run in ten).
+    pub fn stop(&self) {
+        let _ = self.tx.send(Job::Stop);
+        let handle = self.thread.lock().ok().and_then(|mut t| t.take());
+        if let Some(h) = handle {
+            let _ = h.join();
+        }
     }
 
     pub fn send(&self, job: Job) {
@@ -209,6 +224,9 @@ impl Worker {
             // Urgent jobs first, in order; then the rest.
             let at = queue.iter().position(Job::is_urgent).unwrap_or(0);
             let Some(job) = queue.remove(at) else { continue };
+            if matches!(job, Job::Stop) {
+                return;
+            }
             if job.is_urgent() {
                 self.urgent.fetch_sub(1, Ordering::AcqRel);
             }
@@ -387,6 +405,7 @@ impl Worker {
                 self.budget = bytes;
                 self.evict("");
             }
+            Job::Stop => {}
             Job::Stats { reply } => {
                 let mut s = self.stats.clone();
                 s.model = self.loaded.as_ref().map(|l| l.name.clone());

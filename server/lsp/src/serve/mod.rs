@@ -19,24 +19,29 @@ pub struct Args {
     stdio: bool,
 }
 
-/// The language service with its inference thread, ready to serve on any transport.
-pub fn service() -> (LspService<backend::Backend>, ClientSocket) {
+/// The language service with its inference thread, ready to serve on any transport, and the
+/// engine handle whose `stop` must be called once serving is over.
+pub fn service() -> (LspService<backend::Backend>, ClientSocket, engine::Engine) {
     let defaults = Settings::default();
     let engine = engine::Engine::start(defaults.budget_bytes());
-    LspService::build(|client| backend::Backend::new(client, engine, defaults))
+    let handle = engine.clone();
+    let (service, socket) = LspService::build(|client| backend::Backend::new(client, engine, defaults))
         .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
         .custom_method("laya/rank", backend::Backend::rank)
         .custom_method("laya/stats", backend::Backend::stats)
         .custom_method("laya/documentText", backend::Backend::document_text)
-        .finish()
+        .finish();
+    (service, socket, handle)
 }
 
 pub fn run(_args: Args) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    rt.block_on(async {
-        let (service, socket) = service();
+    let engine = rt.block_on(async {
+        let (service, socket, engine) = service();
         Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+        engine
     });
-    // The inference thread may be mid-forward; the process ends here without waiting for it.
+    // Let the job in progress finish and the thread end before the process tears down MLX.
+    engine.stop();
     Ok(())
 }

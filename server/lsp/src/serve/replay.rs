@@ -23,12 +23,6 @@ fn frame(v: &Value) -> Vec<u8> {
     format!("Content-Length: {}\r\n\r\n{b}", b.len()).into_bytes()
 }
 
-fn quantiles(mut v: Vec<f64>) -> Value {
-    v.sort_by(f64::total_cmp);
-    let q = |p: f64| if v.is_empty() { f64::NAN } else { v[((v.len() - 1) as f64 * p).round() as usize] };
-    json!({"p50_ms": q(0.5), "p95_ms": q(0.95), "p99_ms": q(0.99), "n": v.len()})
-}
-
 /// Runs the replay and returns its report.
 pub fn run(r: Replay) -> anyhow::Result<Value> {
     if r.text.trim().is_empty() {
@@ -41,7 +35,7 @@ pub fn run(r: Replay) -> anyhow::Result<Value> {
 async fn replay(r: Replay) -> anyhow::Result<Value> {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_io);
-    let (service, socket) = super::service();
+    let (service, socket, engine) = super::service();
     tokio::spawn(Server::new(server_read, server_write, socket).serve(service));
     let (client_read, mut client_write) = tokio::io::split(client_io);
 
@@ -171,6 +165,7 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
     let stats = request!("laya/stats", Value::Null);
     let _ = request!("shutdown", Value::Null);
     send!(json!({"jsonrpc": "2.0", "method": "exit"}));
+    engine.stop();
     let e = &stats["result"]["engine"];
     let nums = |k: &str| e[k].as_array().into_iter().flatten().filter_map(Value::as_f64).collect::<Vec<f64>>();
     let ghost_jobs = nums("ghost_ms").len();
@@ -180,9 +175,9 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         "pace_ms": r.pace_ms,
         "wall_s": t0.elapsed().as_secs_f64(),
         "model_load_ms": load_ms,
-        "ghost_text": quantiles(ghost_ms),
-        "ghost_engine": quantiles(nums("ghost_ms")),
-        "typo_recheck_engine": quantiles(nums("check_ms")),
+        "ghost_text": crate::cli::percentiles(ghost_ms),
+        "ghost_engine": crate::cli::percentiles(nums("ghost_ms")),
+        "typo_recheck_engine": crate::cli::percentiles(nums("check_ms")),
         "suggestions_shown": shown,
         "answered_without_the_model": typed.saturating_sub(ghost_jobs),
         "reused_suggestions": e["reused_suggestions"],
