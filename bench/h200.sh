@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Runs Laya's benchmarks on an NVIDIA machine through the device tool (see bench/README.md):
+# Runs Laya's checks and benchmarks on an NVIDIA machine through the device tool (bench/README.md):
 # the laya binary built here links libmlx.so dynamically, so on that machine it runs on the
 # mlx-cuda-13 wheel's libmlx (same MLX version, 0.32.2) found through LD_LIBRARY_PATH.
-# Files arrive in pieces (64 MiB per call): `stash` keeps them in /root/stash between calls.
-#   bench/h200.sh stash FILE...     keep files for a later call
-#   bench/h200.sh install           reassemble and install the MLX CUDA wheel, warm up its kernels
-#   bench/h200.sh run               reassemble the model, run doctor/complete/bench, random Qwen3 shapes
+# Calls carry at most 64 MiB and a machine stays warm 30 s, so everything travels as one bundle
+# cut in four parts: three calls stash a part each in /root/stash, the fourth carries the last.
+#   bench/h200.sh pack              (here) bundle laya, the wheels, tokenizer and model; split it
+#   bench/h200.sh stash FILE...     (there) keep files for a later call
+#   bench/h200.sh all               (there) reassemble, install, check GPU against CPU, benchmark
 set -euo pipefail
 S=/root/stash
 SITE=/root/site
 mkdir -p "$S"
-nvlibs=$(ls -d /opt/torch/.venv/lib/python3.12/site-packages/nvidia/*/lib 2>/dev/null | tr '\n' ':')
+nvlibs=$(ls -d /opt/torch/.venv/lib/python3.12/site-packages/nvidia/*/lib 2>/dev/null | tr '\n' ':' || true)
 env_setup() {
   export PYTHONPATH=$SITE
   local mlxlib
@@ -18,25 +19,45 @@ env_setup() {
   export LD_LIBRARY_PATH="$mlxlib:$nvlibs${LD_LIBRARY_PATH:-}"
 }
 case "$1" in
+  pack)
+    # The wheels come from PyPI (pinned by sha256 on the device); the model is the one make bootstrap
+    # unpacked; the tokenizer is a 384-token byte-level BPE for the random checkpoints' files.
+    W=.whl; mkdir -p "$W"
+    CUDA_WHL=mlx_cuda_13-0.32.2-py3-none-manylinux_2_35_x86_64.whl
+    test -f "$W/$CUDA_WHL" || python3 -m pip download -q --no-deps --only-binary=:all: \
+      --platform manylinux_2_35_x86_64 -d "$W" mlx-cuda-13==0.32.2
+    test -f "$W/mlx-0.32.2-cp312-cp312-manylinux_2_35_x86_64.whl" || python3 -m pip download -q --no-deps \
+      --only-binary=:all: --platform manylinux_2_35_x86_64 --python-version 3.12 -d "$W" mlx==0.32.2
+    cp "${XDG_CACHE_HOME:-$HOME/.cache}/laya/models/SmolLM2-135M-Instruct.Q4_1.gguf" "$W/"
+    cp bench/tokenizer-bytes-384.json "$W/tokenizer.json"
+    strip -o "$W/laya" target/release/laya
+    tar -C "$W" -cf "$W/bundle.tar" laya mlx-0.32.2-cp312-cp312-manylinux_2_35_x86_64.whl \
+      "$CUDA_WHL" tokenizer.json SmolLM2-135M-Instruct.Q4_1.gguf
+    (cd "$W" && sha256sum bundle.tar >bundle.sha256 && rm -f bundle.part* && split -d -n 4 bundle.tar bundle.part && rm bundle.tar)
+    ls -la "$W"/bundle.*
+    ;;
   stash) shift; cp "$@" "$S/"; ls -la "$S" ;;
-  install)
-    cat "$S"/cuda.part00 .whl/cuda.part01 >"$S/mlx_cuda_13-0.32.2-py3-none-manylinux_2_35_x86_64.whl"
+  all)
+    cat "$S"/bundle.part00 "$S"/bundle.part01 "$S"/bundle.part02 .whl/bundle.part03 >"$S/bundle.tar"
+    (cd "$S" && sha256sum -c bundle.sha256 && tar -xf bundle.tar && rm bundle.tar bundle.part0*)
     echo "335094ccd1c0c6dc3e09c8caba207c8180602bacc0c38ba20c1d81e9456ab394  $S/mlx_cuda_13-0.32.2-py3-none-manylinux_2_35_x86_64.whl" | sha256sum -c -
     python3 -m pip install -q --no-index --no-deps --no-compile --target $SITE "$S"/mlx-0.32.2-*.whl "$S"/mlx_cuda_13-*.whl
     env_setup
     time python3 -c 'import mlx.core as mx; print(mx.default_device()); a = mx.random.normal((64, 576)); w = mx.random.normal((1536, 576)); q = mx.quantize(w, 32, 4); print(mx.quantized_matmul(a, *q, True, 32, 4).sum().item())'
-    ;;
-  run)
-    env_setup
+    python3 bench/cuda_ops_check.py || echo "cuda_ops_check: some ops differ between the GPU and the CPU"
     M=$S/SmolLM2-135M-Instruct.Q4_1.gguf
-    cat "$S"/model.part00 .whl/model.part01 >"$M"
     echo "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53  $M" | sha256sum -c -
     L="$S/laya"; chmod +x "$L"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+    python3 bench/cuda_gguf_check.py "$M" || true
     "$L" --version
-    "$L" doctor --model "$M"
-    "$L" complete --model "$M" "The capital of France is"
-    "$L" rank --model "$M" --context "I would like to thank you for your" help banana
+    LAYA_LOG=debug "$L" doctor --model "$M"
+    for allow in 0 1; do  # the CPU, then the GPU: their answers must agree
+      echo "== LAYA_ALLOW_CUDA=$allow"
+      LAYA_ALLOW_CUDA=$allow "$L" complete --model "$M" "The capital of France is" || echo "exit $?"
+      LAYA_ALLOW_CUDA=$allow "$L" rank --model "$M" --context "I would like to thank you for your" help banana support || echo "exit $?"
+    done
+    export LAYA_ALLOW_CUDA=1
     "$L" bench --model "$M" --peers none --reps 30 --out "$OUT/h200-smollm2.json" | tee "$OUT/h200-smollm2.txt"
     for shape in qwen3-0.6b qwen3-8b; do
       python3 bench/random_checkpoint.py --shape $shape --tokenizer "$S/tokenizer.json" --out "/root/$shape"

@@ -8,6 +8,7 @@ mod cache;
 mod config;
 pub mod cpu_kernels;
 mod error;
+pub mod gpu_check;
 pub mod gguf;
 mod model;
 mod paths;

@@ -36,7 +36,16 @@ pub struct ModelInfo {
     pub kernels: String,
     /// Laya's CPU kernels run the quantized matmuls and short attention blocks.
     pub cpu_kernels: bool,
+    /// What the check of the GPU against the CPU found, where MLX's default device is a GPU.
+    pub gpu_check: Option<String>,
 }
+
+/// Models up to this size are checked on the GPU against the CPU when they load (about a
+/// second for the default model); larger ones would take minutes on MLX's CPU backend.
+const GPU_CHECK_MAX_BYTES: usize = 1 << 30;
+
+/// The text the GPU check runs.
+const GPU_CHECK_TEXT: &str = "The quick brown fox jumps over the lazy dog, and then it";
 
 pub struct Model {
     pub config: ModelConfig,
@@ -68,20 +77,6 @@ pub struct Prefill {
 /// Query blocks up to this many tokens (keystrokes, decode steps, scoring) take Laya's CPU
 /// attention; longer prefills take MLX's, whose matmuls run on OpenBLAS.
 const LAYA_ATTENTION_MAX_QUERIES: usize = 64;
-
-/// On MLX's CUDA backend Laya's forward gave wrong, run-to-run different answers (H200, Dec
-/// 2026; cause not found yet). Wrong suggestions are worse than slow ones: run on the CPU
-/// instead, unless LAYA_ALLOW_CUDA=1. Metal (macOS) is not affected by this guard.
-fn avoid_cuda_until_it_is_right() {
-    let gpu = matches!(mlx_rs::Device::try_default().and_then(|d| d.get_type()), Ok(mlx_rs::DeviceType::Gpu));
-    if gpu && !cfg!(target_os = "macos") && std::env::var("LAYA_ALLOW_CUDA").as_deref() != Ok("1") {
-        tracing::warn!(
-            "MLX's CUDA backend gives wrong results with Laya's forward (a known, open issue): running on the \
-             CPU. Set LAYA_ALLOW_CUDA=1 to use the GPU anyway."
-        );
-        mlx_rs::Device::set_default(&mlx_rs::Device::cpu());
-    }
-}
 
 /// Whether MLX runs on the CPU here (then Laya's own kernels take the quantized matmuls).
 fn on_cpu() -> bool {
@@ -118,8 +113,40 @@ impl Model {
         Self::load_with(path, LoadOptions::default())
     }
 
+    /// Loads on MLX's default device. On a CUDA GPU the model is first checked against the CPU
+    /// (see [`crate::gpu_check`]); if they disagree it is loaded again on the CPU. Metal is not
+    /// checked (it is mlx-lm's home ground). LAYA_ALLOW_CUDA=1 skips the check.
     pub fn load_with(path: &Path, options: LoadOptions) -> Result<Self> {
-        avoid_cuda_until_it_is_right();
+        let mut model = Self::load_on_default_device(path, options)?;
+        if !crate::gpu_check::on_gpu() || cfg!(target_os = "macos") {
+            return Ok(model);
+        }
+        if std::env::var("LAYA_ALLOW_CUDA").as_deref() == Ok("1") {
+            model.info.gpu_check = Some("not checked against the CPU (LAYA_ALLOW_CUDA=1)".into());
+            return Ok(model);
+        }
+        if model.info.weight_bytes > GPU_CHECK_MAX_BYTES {
+            tracing::warn!("the model is over 1 GB: its answers on the GPU are not checked against the CPU");
+            model.info.gpu_check = Some("not checked against the CPU (the model is over 1 GB)".into());
+            return Ok(model);
+        }
+        let check = model.check_gpu_against_cpu(GPU_CHECK_TEXT)?;
+        for (stage, d) in &check.stages {
+            tracing::debug!("GPU check: {stage}: {d:.2e}");
+        }
+        if check.agrees() {
+            model.info.gpu_check = Some(check.describe());
+            return Ok(model);
+        }
+        tracing::warn!("{}: running on the CPU instead", check.describe());
+        drop(model);
+        mlx_rs::Device::set_default(&mlx_rs::Device::cpu());
+        let mut model = Self::load_on_default_device(path, options)?;
+        model.info.gpu_check = Some(format!("{}; running on the CPU instead", check.describe()));
+        Ok(model)
+    }
+
+    fn load_on_default_device(path: &Path, options: LoadOptions) -> Result<Self> {
         let start = Instant::now();
         let meta = std::fs::metadata(path).map_err(|e| ModelError::io(path, e))?;
         let cpu_kernels = options.cpu_kernels && on_cpu() && crate::cpu_kernels::available();
@@ -137,6 +164,7 @@ impl Model {
             compute_dtype: weights.norm.dtype(),
             kernels: if cpu_kernels { crate::cpu_kernels::describe() } else { "MLX's".into() },
             cpu_kernels,
+            gpu_check: None,
         };
         Ok(Model { config, tokenizer, info, weights, dummy: Array::from_slice(&[0f32], &[1]) })
     }
@@ -151,6 +179,12 @@ impl Model {
     /// Runs `batch` (rows of equal length) after what `cache` holds and extends the cache.
     /// Returns the hidden states after the final norm: [batch, len, hidden].
     fn hidden(&self, batch: &[Vec<u32>], cache: &mut KvCache) -> Result<Array> {
+        self.hidden_traced(batch, cache, None)
+    }
+
+    /// [`Model::hidden`], pushing each layer's output onto `trace` when given (for checking one
+    /// device against another).
+    pub(crate) fn hidden_traced(&self, batch: &[Vec<u32>], cache: &mut KvCache, mut trace: Option<&mut Vec<Array>>) -> Result<Array> {
         let c = &self.config;
         let (b, l) = (batch.len() as i32, batch.first().map_or(0, Vec::len) as i32);
         if b == 0 || l == 0 || batch.iter().any(|r| r.len() != l as usize) {
@@ -187,6 +221,9 @@ impl Model {
             if short_block {
                 if let Some(out) = self.fused_block(layer, i, &x, cache, b, l, offset)? {
                     x = out;
+                    if let Some(t) = trace.as_deref_mut() {
+                        t.push(x.clone());
+                    }
                     continue;
                 }
             }
@@ -219,6 +256,9 @@ impl Model {
             let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
             let g = nn::silu(gate)?.multiply(up)?;
             x = x.add(layer.down.apply(&g)?)?;
+            if let Some(t) = trace.as_deref_mut() {
+                t.push(x.clone());
+            }
         }
         cache.tokens.extend_from_slice(&batch[0]);
         cache.next_logprobs = None;

@@ -51,10 +51,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             "weight_bytes": i.weight_bytes,
             "peak_rss_bytes": rss,
             "load_ms": load_ms,
+            "gpu_check": i.gpu_check,
         });
         return out(&v.to_string());
     }
-    let rows = [
+    let mut rows = vec![
         ("laya", env!("CARGO_PKG_VERSION").to_string()),
         ("MLX", laya_model::mlx_version()),
         ("device", laya_model::device_name().to_string()),
@@ -69,6 +70,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ("peak RSS", rss.map_or("unknown".into(), |b| format!("{:.1} MiB", mib(b as usize)))),
         ("load time", format!("{load_ms:.0} ms")),
     ];
+    if let Some(check) = &i.gpu_check {
+        rows.push(("GPU check", check.clone()));
+    }
     for (k, v) in rows {
         out(&format!("{k:>18}  {v}"))?;
     }
