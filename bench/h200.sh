@@ -37,17 +37,32 @@ case "$1" in
     ls -la "$W"/bundle.*
     ;;
   stash) shift; cp "$@" "$S/"; ls -la "$S" ;;
-  all)
+  all|more)
     cat "$S"/bundle.part00 "$S"/bundle.part01 "$S"/bundle.part02 .whl/bundle.part03 >"$S/bundle.tar"
     (cd "$S" && sha256sum -c bundle.sha256 && tar -xf bundle.tar && rm bundle.tar bundle.part0*)
     echo "335094ccd1c0c6dc3e09c8caba207c8180602bacc0c38ba20c1d81e9456ab394  $S/mlx_cuda_13-0.32.2-py3-none-manylinux_2_35_x86_64.whl" | sha256sum -c -
     python3 -m pip install -q --no-index --no-deps --no-compile --target $SITE "$S"/mlx-0.32.2-*.whl "$S"/mlx_cuda_13-*.whl
     env_setup
     time python3 -c 'import mlx.core as mx; print(mx.default_device()); a = mx.random.normal((64, 576)); w = mx.random.normal((1536, 576)); q = mx.quantize(w, 32, 4); print(mx.quantized_matmul(a, *q, True, 32, 4).sum().item())'
-    python3 bench/cuda_ops_check.py || echo "cuda_ops_check: some ops differ between the GPU and the CPU"
     M=$S/SmolLM2-135M-Instruct.Q4_1.gguf
     echo "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53  $M" | sha256sum -c -
     L="$S/laya"; chmod +x "$L"
+    if [ "$1" = more ]; then
+      # The language server's typing replay, and stacked q/k/v + gate/up projections on the GPU
+      # against separate ones (interleaved, same run).
+      for stack in 0 1; do LAYA_STACK_PROJECTIONS=$stack LAYA_LOG=debug "$L" doctor --model "$M" 2>&1 | grep -E 'GPU check|device'; done
+      for round in 1 2; do
+        for stack in 0 1; do
+          LAYA_STACK_PROJECTIONS=$stack "$L" bench --model "$M" --peers none --reps 30 --out "$OUT/h200-stack$stack-r$round.json" | tail -8
+        done
+      done
+      for stack in 0 1; do
+        echo "== replay, LAYA_STACK_PROJECTIONS=$stack"
+        LAYA_STACK_PROJECTIONS=$stack LAYA_MODEL="$M" LAYA_LEXICON="$PWD/.deps/lexicon/en.tsv" "$L" bench --replay --chars 500 | tee "$OUT/h200-replay-stack$stack.txt"
+      done
+      exit 0
+    fi
+    python3 bench/cuda_ops_check.py || echo "cuda_ops_check: some ops differ between the GPU and the CPU"
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
     python3 bench/cuda_gguf_check.py "$M" || true
     "$L" --version
