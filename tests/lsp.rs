@@ -21,13 +21,14 @@ struct Client {
 
 impl Client {
     fn start(init_options: Value) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_laya"))
-            .arg("serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("laya serve starts");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_laya"));
+        cmd.arg("serve").stderr(Stdio::inherit());
+        Client::start_cmd(cmd, init_options)
+    }
+
+    /// Starts `cmd` (laya serve, perhaps under strace; stderr as the caller set it) and initializes it.
+    fn start_cmd(mut cmd: Command, init_options: Value) -> Client {
+        let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().expect("laya serve starts");
         let stdin = child.stdin.take().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = channel();
@@ -371,10 +372,7 @@ fn thousands_of_random_edits_keep_the_server_in_sync() {
 /// misspelling and a half-typed "Paris"; the editor's script writes what it saw as JSON to
 /// $LAYA_EDITOR_OUT, which is returned.
 fn run_editor(program: &str, var: &str, file_name: &str, args: &[String]) -> Value {
-    let exe = std::env::var(var).unwrap_or_else(|_| program.into());
-    if Command::new(&exe).arg("--version").output().is_err() {
-        panic!("{program} is not installed: `make test` installs it (scripts/test-deps.sh), or set {var}");
-    }
+    let exe = which(program, var);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join(file_name);
     std::fs::write(&file, "I will recieve the letter.\n\nThe capital of France is Pa\n").unwrap();
@@ -420,4 +418,174 @@ fn emacs_eglot_gets_a_diagnostic_and_a_completion() {
     assert_eq!(v["diagnostics"][0]["beg"], 7, "{v}");
     assert!(v["diagnostics"][0]["text"].as_str().unwrap().contains("receive"), "{v}");
     assert_eq!(v["completions"][0], "Paris", "{v}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Robustness: faults, privacy, and the quick run of `laya stress` (fuzzing, load, bad input).
+
+/// The quick stress run: its own checks (no mismatch after thousands of odd edits, every bad
+/// input answered, every request answered, every cache freed) must all hold.
+#[test]
+fn stress_quick_run_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("stress.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_laya"))
+        .args(["stress", "--quick", "--out"])
+        .arg(&report)
+        .current_dir(env!("CARGO_MANIFEST_DIR").to_string() + "/../..")
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}\n{}", String::from_utf8_lossy(&out.stderr));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let sync = r["sync"].as_array().unwrap();
+    assert_eq!(sync.len(), 3, "utf-16, utf-8 and utf-32: {r}");
+    for s in sync {
+        assert_eq!(s["edits"], 1500, "{s}");
+        assert_eq!(s["mismatches"], json!([]), "{s}");
+    }
+    let probes = r["bad_input"].as_array().unwrap();
+    assert!(probes.len() >= 14 && probes.iter().all(|p| p["ok"] == true), "{r}");
+    for l in r["load"].as_array().unwrap() {
+        assert_eq!(l["documents"], 200, "{l}");
+        assert_eq!(l["unanswered_after_30_s"], 0, "{l}");
+        assert!(l["ghost"]["n"].as_u64().unwrap() > 100, "requests were in flight: {l}");
+        assert!(l["stale_dropped"].as_u64().unwrap() > 0, "stale work was dropped: {l}");
+        assert!(l["cache_bytes_open"].as_u64() <= l["budget_bytes"].as_u64(), "{l}");
+        assert_eq!((l["cache_bytes_after_close"].as_u64(), l["documents_open_after_close"].as_u64()), (Some(0), Some(0)), "{l}");
+    }
+    assert!(table.contains("sync fuzz, utf-16") && table.contains("load, 200 docs"), "{table}");
+}
+
+/// Runs a whole session of `laya serve` under strace: it opens no network socket and reads no
+/// file but the model, the lexicon, the user dictionary and what the process itself is made of;
+/// and nothing the user typed appears in its log at the default level.
+#[test]
+fn the_server_opens_no_socket_and_reads_only_its_own_files_and_logs_no_text() {
+    let strace = which("strace", "LAYA_STRACE");
+    let dir = tempfile::tempdir().unwrap();
+    let (trace, log, dict) = (dir.path().join("trace"), dir.path().join("stderr"), dir.path().join("words.txt"));
+    let mut cmd = Command::new(strace);
+    cmd.args(["-f", "-qq", "-e", "trace=%network,%file", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_laya"))
+        .arg("serve")
+        .env_remove("LAYA_LOG")
+        .stderr(std::fs::File::create(&log).unwrap());
+    let mut c = Client::start_cmd(cmd, json!({"userDictionary": dict, "debounceMs": 50}));
+    let uri = "file:///tmp/laya-test/secret.md";
+    c.open(uri, "markdown", "My pasword is Quuxlemonade and I recieve mail at home.\n");
+    c.wait_for("diagnostics", |m| m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
+    let (mut col, mut version) = (55, 1);
+    type_chars(&mut c, uri, &mut col, &mut version, " Th");
+    c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 1}}));
+    let r = c.request("workspace/executeCommand", json!({"command": "laya.addToDictionary", "arguments": ["Quuxlemonade"]}));
+    assert!(r.get("error").is_none(), "{r}");
+    c.shutdown();
+
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    for l in trace.lines() {
+        assert!(!(l.contains("socket(AF_INET") || l.contains("connect(") || l.contains("bind(") || l.contains("sendto(")), "network use: {l}");
+    }
+    let model = std::fs::canonicalize(default_model()).unwrap();
+    let allowed = |p: &str| {
+        let ours = p == model.to_string_lossy() || p.ends_with("lexicon/en.tsv") || p.starts_with(&*dir.path().to_string_lossy());
+        let the_process = p.starts_with("/proc/") || p.starts_with("/sys/") || p.starts_with("/dev/") || p.contains(".so") || p.starts_with("/etc/ld.so")
+            || p.starts_with("/usr/lib/locale") || p.starts_with("/usr/share/zoneinfo") || p.ends_with("/.deps/mlx-cpu/mlx/lib") || p == env!("CARGO_BIN_EXE_laya");
+        ours || the_process
+    };
+    let mut opened = vec![];
+    for l in trace.lines().filter(|l| (l.contains("open(") || l.contains("openat(")) && !l.contains("= -1")) {
+        let path = l.split('"').nth(1).unwrap_or("");
+        opened.push(path.to_string());
+        assert!(allowed(path), "laya serve opened {path}: {l}");
+    }
+    assert!(opened.iter().any(|p| *p == model.to_string_lossy()), "the model was read: {opened:?}");
+    assert!(opened.iter().any(|p| p.starts_with(&*dir.path().to_string_lossy())), "the dictionary was written: {opened:?}");
+    let log = std::fs::read_to_string(&log).unwrap();
+    for secret in ["Quuxlemonade", "pasword", "recieve", "mail at home"] {
+        assert!(!log.contains(secret), "the log holds the user's text ({secret}):\n{log}");
+    }
+}
+
+fn default_model() -> std::path::PathBuf {
+    let out = Command::new(env!("CARGO_BIN_EXE_laya")).args(["doctor", "--json"]).output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["model"].as_str().unwrap().into()
+}
+
+/// The program to run: $var if set, else `program` from PATH (a clear failure when missing).
+fn which(program: &str, var: &str) -> String {
+    if let Ok(p) = std::env::var(var) {
+        return p;
+    }
+    let found = Command::new("sh").args(["-c", &format!("command -v {program}")]).output().unwrap();
+    let p = String::from_utf8_lossy(&found.stdout).trim().to_string();
+    assert!(!p.is_empty(), "{program} is not installed: `make test` installs it (scripts/test-deps.sh), or set {var}");
+    p
+}
+
+/// `shutdown` and `exit` while requests are in flight, and a client that goes away in the
+/// middle of a request: the server exits cleanly and promptly either way.
+#[test]
+fn shutdown_mid_work_and_a_vanished_client_end_the_server_cleanly() {
+    for vanish in [false, true] {
+        let mut c = Client::start(json!({}));
+        let uri = "file:///tmp/laya-test/busy.md";
+        c.open(uri, "markdown", &"A long paragraph of prose to keep the model busy. ".repeat(40));
+        for i in 0..30 {
+            c.next_id += 1;
+            let id = c.next_id;
+            c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/inlineCompletion",
+                           "params": {"textDocument": {"uri": uri}, "position": pos(0, 100 + i), "context": {"triggerKind": 1}}}));
+        }
+        let start = Instant::now();
+        if vanish {
+            let Client { mut child, stdin, .. } = c;
+            drop(stdin);
+            loop {
+                if let Some(status) = child.try_wait().unwrap() {
+                    assert!(status.success(), "exit status after the client vanished: {status}");
+                    break;
+                }
+                assert!(start.elapsed() < Duration::from_secs(20), "laya serve did not exit after its client went away");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        } else {
+            c.shutdown();
+        }
+        assert!(start.elapsed() < Duration::from_secs(20));
+    }
+}
+
+/// A user dictionary path that cannot be used is refused when the settings arrive, naming the
+/// file and the reason (later writes that fail say so the same way: see append_word_atomically).
+#[test]
+fn an_unusable_dictionary_path_is_refused_with_the_reason() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_laya")).arg("serve").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Under a regular file, so that not even root can create it.
+    let opts = json!({"userDictionary": "/etc/hostname/laya-words.txt"});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "initializationOptions": opts}}).to_string();
+    write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("userDictionary") && s.contains("/etc/hostname/laya-words.txt") && s.contains("Not a directory"), "{s}");
+}
+
+/// A truncated model file: the server says what is wrong with it and keeps checking spelling.
+#[test]
+fn a_truncated_model_is_reported_and_spelling_still_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let cut = dir.path().join("cut.gguf");
+    let bytes = std::fs::read(default_model()).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 3]).unwrap();
+    let mut c = Client::start(json!({"modelPath": cut, "debounceMs": 50}));
+    let m = c.wait_for("a message about the model", |m| m["method"] == "window/showMessage");
+    let text = m["params"]["message"].as_str().unwrap();
+    assert!(text.contains("cut.gguf") && text.contains("truncated"), "{m}");
+    c.open("file:///tmp/laya-test/t.md", "markdown", "It would recieve the data.\n");
+    c.wait_for("diagnostics", |m| m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
+    c.shutdown();
 }

@@ -52,6 +52,8 @@ enum Command {
     Serve(serve::Args),
     /// How good the decisions are: next-word ghost text, misspellings alone and in context.
     Eval(cli::eval::Args),
+    /// The language server under fuzzing, load and bad input, with a summary table.
+    Stress(cli::stress::Args),
 }
 
 /// MLX's CPU allocator calls malloc for every array; glibc serves the large ones (logits, KV
@@ -80,6 +82,7 @@ fn main() -> ExitCode {
         Command::Doctor(a) => cli::doctor::run(a),
         Command::Bench(a) => cli::bench::run(a),
         Command::Eval(a) => cli::eval::run(a),
+        Command::Stress(a) => cli::stress::run(a),
         Command::Serve(a) => serve::run(a),
     };
     match result {

@@ -7,6 +7,7 @@ pub mod complete;
 pub mod doctor;
 pub mod eval;
 pub mod rank;
+pub mod stress;
 
 use std::io::Write;
 use std::time::Instant;

@@ -24,6 +24,12 @@ use super::settings::Settings;
 /// past MAX it moves to a sentence start about MIN before the cursor.
 const WINDOW_MIN: usize = 600;
 const WINDOW_MAX: usize = 1500;
+/// Documents longer than this many characters are kept in sync and get ghost text and
+/// completions, but no spelling diagnostics: a check reads the whole document (paragraph
+/// hashes, repeated words), which would hold up every other document for a 20 MB file.
+pub const MAX_CHECKED_CHARS: usize = 2_000_000;
+/// How much of the rest of the line a suggestion looks at.
+const AFTER_MAX: usize = 200;
 
 pub const CMD_ADD_WORD: &str = "laya.addToDictionary";
 pub const CMD_IGNORE: &str = "laya.ignoreInDocument";
@@ -43,6 +49,8 @@ struct Doc {
     rejected: HashSet<(usize, String)>,
     /// Char index just after the last edit (the word being typed is not flagged yet).
     last_edit: usize,
+    /// Over MAX_CHECKED_CHARS: not checked (the writer was told once).
+    too_long: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -184,7 +192,15 @@ impl Inner {
     /// or more than WINDOW_MAX past it; then it moves to a sentence start about WINDOW_MIN back.
     fn window_to(&self, d: &mut Doc, to: usize) {
         if d.anchor > to || to - d.anchor > WINDOW_MAX {
-            d.anchor = d.doc.sentence_start_before(to.saturating_sub(WINDOW_MIN)).min(to);
+            let mut anchor = d.doc.sentence_start_before(to.saturating_sub(WINDOW_MIN)).min(to);
+            if to - anchor > WINDOW_MAX {
+                // No sentence starts near (a very long line): start after a space instead.
+                let from = to.saturating_sub(WINDOW_MIN);
+                let rope = d.doc.rope();
+                let skip = rope.chars_at(from).take(100).position(char::is_whitespace).map_or(0, |n| n + 1);
+                anchor = (from + skip).min(to);
+            }
+            d.anchor = anchor;
             self.reanchors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
@@ -206,6 +222,28 @@ impl Inner {
         let settings = self.settings();
         let enc = self.enc();
         let scheduled = self.docs.get(&uri).map(|d| d.doc.version());
+        let newly_too_long = self.docs.get_mut(&uri).and_then(|mut d| {
+            let over = d.doc.len_chars() > MAX_CHECKED_CHARS;
+            let news = over && !d.too_long;
+            d.too_long = over;
+            news.then(|| d.doc.len_chars())
+        });
+        if let Some(n) = newly_too_long {
+            let client = self.client.clone();
+            let uri = uri.clone();
+            tokio::spawn(async move {
+                let name = uri.rsplit('/').next().unwrap_or(&uri).to_string();
+                let msg = format!(
+                    "Laya: {name} has {n} characters; spelling is checked in documents of up to {MAX_CHECKED_CHARS}. \
+                     Ghost text and completions still work."
+                );
+                client.show_message(MessageType::INFO, msg).await;
+                if let Ok(url) = uri.parse::<Uri>() {
+                    client.publish_diagnostics(url, vec![], None).await;
+                }
+            });
+            return;
+        }
         tokio::spawn(async move {
             let mut delay = delay_ms;
             loop {
@@ -233,7 +271,7 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
         {
             let Some((version, paragraphs, todo, skip, last_edit)) = ({
                 let Some(d) = docs.get(uri) else { return true };
-                if !settings.diagnostics || !settings.serves(&d.language) {
+                if !settings.diagnostics || !settings.serves(&d.language) || d.doc.len_chars() > MAX_CHECKED_CHARS {
                     None
                 } else {
                     let text = d.doc.text();
@@ -342,7 +380,7 @@ impl Backend {
             let before = format!("{}{prefix}", rope.slice(d.anchor..from));
             let line = rope.char_to_line(cursor);
             let line_end = d.doc.line_range(line).map_or(cursor, |r| r.end);
-            let after = rope.slice(cursor..line_end.max(cursor)).to_string();
+            let after = rope.slice(cursor..line_end.max(cursor).min(cursor + AFTER_MAX)).to_string();
             (d.doc.version(), before, after, cursor, from, prefix)
         };
         let opts = GhostOptions { threshold: s.threshold, ..GhostOptions::default() };
@@ -581,6 +619,7 @@ impl LanguageServer for Backend {
                 shown: None,
                 rejected: HashSet::new(),
                 last_edit: len + 1,
+                too_long: false,
             },
         );
         self.schedule_check(uri, 0);

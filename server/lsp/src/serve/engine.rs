@@ -58,9 +58,11 @@ impl Job {
         }
     }
 
-    /// Jobs a writer is waiting for: they go before spelling checks.
+    /// Jobs a writer is waiting for: they go before spelling checks. (Stats and Close too: they
+    /// are instant, a status request must not wait behind minutes of checks, and a closed
+    /// document's cache is freed at once.)
     fn is_urgent(&self) -> bool {
-        matches!(self, Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. })
+        matches!(self, Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. } | Job::Stats { .. } | Job::Close { .. })
     }
 
     /// A suggestion job: only the newest one per document is worth running.
@@ -237,7 +239,10 @@ impl Worker {
                 });
             let old = job.doc_version().is_some_and(|(d, v)| self.versions.get(d).is_some_and(|cur| *cur > v));
             let late = matches!(&job, Job::Ghost { deadline, .. } if Instant::now() > *deadline);
-            if superseded || old || late || job.reply_closed() {
+            // A job for a document closed meanwhile (its Close may have gone first) would
+            // only make a cache nobody frees.
+            let gone = job.doc_version().is_some_and(|(d, _)| !self.versions.contains_key(d));
+            if superseded || old || late || gone || job.reply_closed() {
                 self.stats.stale_dropped += 1;
                 job.drop_stale();
                 continue;
@@ -251,6 +256,9 @@ impl Worker {
             };
             let t = Instant::now();
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
+            // A check grows the shared check cache without going through put_cache: keep the
+            // total under the budget after every job (least recently used first).
+            self.evict("");
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let v = match kind {
                 1 => Some(&mut self.stats.ghost_ms),
@@ -400,6 +408,9 @@ impl Worker {
                 self.caches.remove(&doc);
                 self.seen.remove(&doc);
                 self.last_ghost.remove(&doc);
+                if self.versions.is_empty() {
+                    self.check_cache = KvCache::new(); // the spelling checks' context: no document left
+                }
             }
             Job::SetBudget { bytes } => {
                 self.budget = bytes;

@@ -5,8 +5,10 @@
 
 mod backend;
 mod engine;
+pub mod guard;
 pub mod replay;
 mod settings;
+pub mod stress;
 
 use tower_lsp_server::{ClientSocket, LspService, Server};
 
@@ -34,13 +36,36 @@ pub fn service() -> (LspService<backend::Backend>, ClientSocket, engine::Engine)
     (service, socket, handle)
 }
 
+/// Messages handled at once (see serve_on).
+const MAX_IN_FLIGHT: usize = 512;
+
+/// Serves `service` on `input`/`output` through the frame guard (guard.rs) until the input
+/// ends or the client says `exit`.
+pub async fn serve_on<R, W>(input: R, output: W, service: LspService<backend::Backend>, socket: ClientSocket)
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (to_service, service_in) = tokio::io::duplex(1 << 20);
+    let (service_out, from_service) = tokio::io::duplex(1 << 20);
+    let (answers_tx, answers_rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(guard::read_input(input, to_service, answers_tx));
+    let writer = tokio::spawn(guard::write_output(from_service, output, answers_rx));
+    // tower-lsp-server handles 4 messages at a time by default: four requests waiting for the
+    // model then held up every keystroke behind them (found by `laya stress`). Requests wait
+    // cheaply on the engine, which drops the stale ones, so let many be in flight.
+    Server::new(service_in, service_out, socket).concurrency_level(MAX_IN_FLIGHT).serve(service).await;
+    // The service's output is closed now: let the last frames reach the client.
+    let _ = writer.await;
+}
+
 pub fn run(_args: Args) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let engine = rt.block_on(async {
-        let (service, socket, engine) = service();
-        Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
-        engine
-    });
+    let (service, socket, engine) = service();
+    rt.block_on(serve_on(tokio::io::stdin(), tokio::io::stdout(), service, socket));
+    // The guard may still be waiting on stdin (a client that keeps it open after `exit`): a
+    // plain drop of the runtime would wait for that read forever.
+    rt.shutdown_background();
     // Let the job in progress finish and the thread end before the process tears down MLX.
     engine.stop();
     Ok(())

@@ -10,7 +10,6 @@ use anyhow::{bail, Context};
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tower_lsp_server::Server;
 
 pub struct Replay {
     pub text: String,
@@ -36,7 +35,7 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
     let (server_read, server_write) = tokio::io::split(server_io);
     let (service, socket, engine) = super::service();
-    tokio::spawn(Server::new(server_read, server_write, socket).serve(service));
+    tokio::spawn(super::serve_on(server_read, server_write, service, socket));
     let (client_read, mut client_write) = tokio::io::split(client_io);
 
     // Reader: responses by id go to `resp`; server requests are answered; the rest is dropped.

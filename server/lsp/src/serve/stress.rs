@@ -1,0 +1,569 @@
+//! `laya stress`: the language service under fuzzing, load and bad input — the same service as
+//! `laya serve`, over JSON-RPC through an in-process pipe — with a summary of what held.
+//!
+//! - sync: seeded random edits (multi-byte text, surrogate pairs, CRLF, out-of-range and
+//!   reversed ranges, stale versions, huge insertions, deletes of everything) in each position
+//!   encoding, the server's text compared with an independent model of the LSP rules;
+//! - bad input: malformed JSON-RPC, unknown methods, wrong parameter types, a lone surrogate,
+//!   binary text, a 20 MB document, a line of a million characters, deeply nested Markdown and
+//!   a 100 MB message, each followed by a request that must still be answered quickly;
+//! - load: many documents typed into at once at a fast typist's rate and at ten times it, with
+//!   ghost-text and completion requests in flight; latencies, stale work dropped, memory, and
+//!   every cache freed once its document closes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+
+/// How long a run is.
+#[derive(Debug, Clone)]
+pub struct Stress {
+    /// Random edits per position encoding.
+    pub fuzz_edits: usize,
+    pub docs: usize,
+    /// Seconds of typing at each rate.
+    pub load_seconds: f64,
+    pub seed: u64,
+}
+
+impl Stress {
+    pub fn quick() -> Self {
+        Stress { fuzz_edits: 1_500, docs: 200, load_seconds: 3.0, seed: 7 }
+    }
+
+    pub fn long(minutes: f64) -> Self {
+        // Half the time fuzzing (3 encodings), half under load (2 rates).
+        let edits_per_s = 400.0;
+        Stress { fuzz_edits: (minutes * 60.0 / 2.0 / 3.0 * edits_per_s) as usize, docs: 200, load_seconds: minutes * 60.0 / 4.0, seed: 7 }
+    }
+}
+
+/// A fast typist: 8 characters a second (about 95 words a minute).
+const TYPIST_CHARS_PER_S: f64 = 8.0;
+
+/// splitmix64: small, seeded, good enough to pick edits.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+fn frame(v: &Value) -> Vec<u8> {
+    let b = v.to_string();
+    let mut out = format!("Content-Length: {}\r\n\r\n", b.len()).into_bytes();
+    out.extend_from_slice(b.as_bytes());
+    out
+}
+
+type Latencies = Arc<Mutex<HashMap<&'static str, Vec<f64>>>>;
+
+/// An LSP client of an in-process service: requests awaited or fired and timed.
+struct Client {
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    next_id: i64,
+    waiters: Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>>,
+    fired: Arc<Mutex<HashMap<i64, (Instant, &'static str)>>>,
+    latencies: Latencies,
+    errors: Arc<Mutex<HashMap<String, usize>>>,
+    messages: Arc<Mutex<Vec<String>>>,
+    diagnostics: Arc<Mutex<usize>>,
+    engine: super::engine::Engine,
+}
+
+impl Client {
+    async fn start(encodings: &[&str]) -> anyhow::Result<Client> {
+        let (client_io, server_io) = tokio::io::duplex(1 << 22);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let (service, socket, engine) = super::service();
+        tokio::spawn(super::serve_on(server_read, server_write, service, socket));
+        let (client_read, mut client_write) = tokio::io::split(client_io);
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(async move {
+            while let Some(b) = out_rx.recv().await {
+                if client_write.write_all(&b).await.is_err() || client_write.flush().await.is_err() {
+                    return;
+                }
+            }
+        });
+        let c = Client {
+            out: out.clone(),
+            next_id: 0,
+            waiters: Default::default(),
+            fired: Default::default(),
+            latencies: Default::default(),
+            errors: Default::default(),
+            messages: Default::default(),
+            diagnostics: Default::default(),
+            engine,
+        };
+        let (waiters, fired, latencies, errors, messages, diagnostics) =
+            (c.waiters.clone(), c.fired.clone(), c.latencies.clone(), c.errors.clone(), c.messages.clone(), c.diagnostics.clone());
+        tokio::spawn(async move {
+            let mut rd = BufReader::new(client_read);
+            loop {
+                let mut len = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if rd.read_line(&mut line).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let l = line.trim_end();
+                    if l.is_empty() {
+                        break;
+                    }
+                    if let Some(v) = l.strip_prefix("Content-Length: ") {
+                        len = v.parse().unwrap_or(0);
+                    }
+                }
+                let mut buf = vec![0; len];
+                if rd.read_exact(&mut buf).await.is_err() {
+                    return;
+                }
+                let Ok(m) = serde_json::from_slice::<Value>(&buf) else { continue };
+                match (m.get("method").and_then(Value::as_str), m.get("id")) {
+                    (Some(_), Some(id)) => {
+                        let _ = out.send(frame(&json!({"jsonrpc": "2.0", "id": id, "result": null})));
+                    }
+                    (Some("window/showMessage"), None) => messages.lock().unwrap().push(m["params"]["message"].as_str().unwrap_or("").to_string()),
+                    (Some("textDocument/publishDiagnostics"), None) => *diagnostics.lock().unwrap() += 1,
+                    (Some(_), None) => {}
+                    (None, id) => {
+                        let id = id.and_then(Value::as_i64).unwrap_or(-1);
+                        if let Some(e) = m.get("error") {
+                            *errors.lock().unwrap().entry(e["code"].to_string()).or_default() += 1;
+                        }
+                        if let Some(w) = waiters.lock().unwrap().remove(&id) {
+                            let _ = w.send(m);
+                        } else if let Some((t, kind)) = fired.lock().unwrap().remove(&id) {
+                            latencies.lock().unwrap().entry(kind).or_default().push(t.elapsed().as_secs_f64() * 1e3);
+                        }
+                    }
+                }
+            }
+        });
+        let mut c = c;
+        let caps = json!({"general": {"positionEncodings": encodings}});
+        let init = c.request("initialize", json!({"processId": null, "capabilities": caps, "initializationOptions": {}})).await?;
+        if init.get("error").is_some() {
+            bail!("initialize failed: {init}");
+        }
+        c.notify("initialized", json!({}));
+        Ok(c)
+    }
+
+    fn notify(&self, method: &str, params: Value) {
+        let _ = self.out.send(frame(&json!({"jsonrpc": "2.0", "method": method, "params": params})));
+    }
+
+    fn raw(&self, bytes: Vec<u8>) {
+        let _ = self.out.send(bytes);
+    }
+
+    /// Sends a request and waits for its answer (at most 60 s).
+    async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let (tx, rx) = oneshot::channel();
+        self.waiters.lock().unwrap().insert(id, tx);
+        let _ = self.out.send(frame(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})));
+        tokio::time::timeout(Duration::from_secs(60), rx)
+            .await
+            .with_context(|| format!("no answer to {method} in 60 s"))?
+            .context("the server stopped")
+    }
+
+    /// Sends a request without waiting; its latency is recorded under `kind`.
+    fn fire(&mut self, kind: &'static str, method: &str, params: Value) {
+        self.next_id += 1;
+        self.fired.lock().unwrap().insert(self.next_id, (Instant::now(), kind));
+        let _ = self.out.send(frame(&json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})));
+    }
+
+    async fn wait_for_model(&mut self) -> anyhow::Result<()> {
+        let start = Instant::now();
+        loop {
+            let s = self.request("laya/stats", Value::Null).await?;
+            match s["result"]["model_state"].as_str().unwrap_or("") {
+                "ready" => return Ok(()),
+                st if st.starts_with("failed") => bail!("the model did not load: {st}"),
+                _ if start.elapsed() > Duration::from_secs(120) => bail!("the model took over 120 s to load"),
+                _ => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    }
+
+    async fn text_of(&mut self, uri: &str) -> anyhow::Result<Option<String>> {
+        let r = self.request("laya/documentText", json!({"uri": uri})).await?;
+        Ok(r["result"]["text"].as_str().map(str::to_string))
+    }
+
+    /// Waits until every fired request is answered (at most `limit`); returns how many were not.
+    async fn drain(&self, limit: Duration) -> usize {
+        let start = Instant::now();
+        loop {
+            let n = self.fired.lock().unwrap().len();
+            if n == 0 || start.elapsed() > limit {
+                return n;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn stop(mut self) {
+        let _ = self.request("shutdown", Value::Null).await;
+        self.notify("exit", Value::Null);
+        self.engine.stop();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The expected text: LSP's rules for odd positions, written out independently of
+// laya-text's Document (see its module documentation for the rules).
+
+struct Model {
+    text: Vec<char>,
+}
+
+impl Model {
+    /// (start, end) char index of each line's content (without its break).
+    fn lines(&self) -> Vec<(usize, usize)> {
+        let t = &self.text;
+        let (mut out, mut start, mut i) = (vec![], 0, 0);
+        while i < t.len() {
+            match t[i] {
+                '\r' if t.get(i + 1) == Some(&'\n') => {
+                    out.push((start, i));
+                    i += 2;
+                    start = i;
+                }
+                '\r' | '\n' => {
+                    out.push((start, i));
+                    i += 1;
+                    start = i;
+                }
+                _ => i += 1,
+            }
+        }
+        out.push((start, t.len()));
+        out
+    }
+
+    fn units(c: char, enc: &str) -> usize {
+        match enc {
+            "utf-8" => c.len_utf8(),
+            "utf-32" => 1,
+            _ => c.len_utf16(),
+        }
+    }
+
+    fn offset(&self, line: usize, character: usize, enc: &str) -> usize {
+        let lines = self.lines();
+        let Some(&(start, end)) = lines.get(line) else { return self.text.len() };
+        let mut at = start;
+        let mut used = 0;
+        while at < end {
+            let u = Self::units(self.text[at], enc);
+            if used + u > character {
+                break; // inside this char: round down
+            }
+            used += u;
+            at += 1;
+        }
+        at
+    }
+
+    fn position(&self, idx: usize, enc: &str) -> (usize, usize) {
+        for (n, &(start, end)) in self.lines().iter().enumerate() {
+            if idx <= end {
+                let col = self.text[start..idx.max(start)].iter().map(|&c| Self::units(c, enc)).sum();
+                return (n, col);
+            }
+        }
+        (0, 0)
+    }
+}
+
+const PIECES: &[&str] = &[
+    "a", "word ", "é", "ß", "漢字", "😀", "👩‍👩‍👧", "\n", "\r\n", "\r", "\t", " ", "naïve café ", "e\u{301}", "🇫🇷", "𝕏",
+];
+
+fn random_text(rng: &mut Rng, max_pieces: usize) -> String {
+    (0..rng.below(max_pieces + 1)).map(|_| PIECES[rng.below(PIECES.len())]).collect()
+}
+
+/// The sync fuzz in one encoding: returns (edits, comparisons, mismatches).
+async fn fuzz_sync(enc: &'static str, edits: usize, seed: u64) -> anyhow::Result<(usize, usize, Vec<String>)> {
+    let mut c = Client::start(&[enc]).await?;
+    let mut rng = Rng(seed);
+    let docs = 4;
+    let mut models: Vec<Model> = (0..docs).map(|_| Model { text: vec![] }).collect();
+    let mut versions = vec![1i64; docs];
+    for d in 0..docs {
+        c.notify("textDocument/didOpen", json!({"textDocument": {"uri": format!("file:///fuzz/{enc}/{d}.md"), "languageId": "markdown", "version": 1, "text": ""}}));
+    }
+    let (mut compared, mut mismatches) = (0, vec![]);
+    for n in 0..edits {
+        let d = rng.below(docs);
+        let m = &mut models[d];
+        let len = m.text.len();
+        let (a, b) = (rng.below(len + 1), rng.below(len + 1));
+        let (mut pa, mut pb) = (m.position(a, enc), m.position(b, enc));
+        let mut text = random_text(&mut rng, 6);
+        let roll = rng.below(100);
+        let whole = roll < 2; // a whole-document replacement (no range)
+        if roll < 4 && !whole {
+            (pa, pb) = ((0, 0), (usize::MAX >> 40, 0)); // delete everything through an out-of-range end
+            text.clear();
+        } else if roll < 10 {
+            pb.1 += 1 + rng.below(5); // past the line's end
+        } else if roll < 14 {
+            pb.0 += 1 + rng.below(3); // past the last line
+        } else if roll < 15 {
+            text = "prose that goes on ".repeat(5_000 + rng.below(5_000)); // a huge insertion
+        }
+        // Reversed ranges are sent as they come (a > b half the time).
+        let (start, end) = (m.offset(pa.0, pa.1, enc), m.offset(pb.0, pb.1, enc));
+        let (s, e) = (start.min(end), start.max(end));
+        if whole {
+            m.text = text.chars().collect();
+        } else {
+            m.text.splice(s..e, text.chars());
+        }
+        // Stale versions now and then: the server applies them anyway, in order.
+        versions[d] += if rng.chance(3) { -1 } else { 1 };
+        let range = json!({"start": {"line": pa.0, "character": pa.1}, "end": {"line": pb.0, "character": pb.1}});
+        let change = if whole { json!({"text": text}) } else { json!({"range": range, "text": text}) };
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": format!("file:///fuzz/{enc}/{d}.md"), "version": versions[d]}, "contentChanges": [change]}),
+        );
+        if n % 10 == 9 || n + 1 == edits {
+            let uri = format!("file:///fuzz/{enc}/{d}.md");
+            let got = c.text_of(&uri).await?;
+            compared += 1;
+            let want: String = models[d].text.iter().collect();
+            if got.as_deref() != Some(want.as_str()) {
+                mismatches.push(format!("{enc} edit {n} in doc {d}: server {} chars, expected {}", got.map_or(0, |g| g.chars().count()), want.chars().count()));
+                models[d].text = c.text_of(&uri).await?.unwrap_or_default().chars().collect(); // go on from the server's text
+            }
+        }
+    }
+    // Invalid requests answer with an error, not a hang.
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": "file:///fuzz/none.md"}, "position": {"line": 0, "character": 0}, "context": {"triggerKind": 1}})).await?;
+    if r.get("error").is_none() {
+        mismatches.push(format!("inline completion for a document that is not open answered {r}"));
+    }
+    c.stop().await;
+    Ok((edits, compared, mismatches))
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// One bad-input probe: what was sent, how long until the next request was answered, what came back.
+async fn probe(c: &mut Client, name: &str, rows: &mut Vec<Value>, send: impl FnOnce(&mut Client)) -> anyhow::Result<()> {
+    let t = Instant::now();
+    send(c);
+    let r = c.request("laya/stats", Value::Null).await.with_context(|| format!("after {name}"))?;
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    let ok = r.get("result").is_some();
+    rows.push(json!({"probe": name, "then_answered_ms": ms, "ok": ok}));
+    Ok(())
+}
+
+async fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
+    let mut rows = vec![];
+    let open = |c: &mut Client, uri: &str, text: &str| {
+        c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}));
+    };
+    probe(c, "malformed JSON", &mut rows, |c| c.raw(b"Content-Length: 30\r\n\r\n{\"jsonrpc\": \"2.0\", \"id\": 1, \"m".to_vec())).await?;
+    probe(c, "a body that is not JSON-RPC", &mut rows, |c| c.raw(frame(&json!([1, 2, 3])))).await?;
+    let r = c.request("laya/noSuchMethod", json!({})).await?;
+    rows.push(json!({"probe": "unknown method", "error": r["error"]["code"], "ok": r["error"]["code"] == -32601}));
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": 5, "position": "here"})).await?;
+    rows.push(json!({"probe": "wrong parameter types", "error": r["error"]["code"], "ok": r["error"]["code"] == -32602}));
+    let r = c.request("textDocument/completion", json!({"textDocument": {"uri": "file:///x.md"}, "position": {"line": -1, "character": 0}})).await?;
+    rows.push(json!({"probe": "a negative position", "error": r["error"]["code"], "ok": r.get("error").is_some()}));
+    probe(c, "an unknown notification", &mut rows, |c| c.notify("laya/whatever", json!({"a": 1}))).await?;
+    probe(c, "a lone surrogate in the text", &mut rows, |c| {
+        // Serialized by hand: serde_json cannot hold half a surrogate pair, and some clients send one.
+        let body = r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///bad/surrogate.md","languageId":"markdown","version":1,"text":"a\ud800b"}}}"#;
+        c.raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
+    })
+    .await?;
+    let binary: String = (0..100_000u32).map(|i| char::from_u32(i % 0x250).unwrap_or('\u{fffd}')).collect();
+    probe(c, "binary content (control characters, 100k)", &mut rows, |c| open(c, "file:///bad/binary.md", &binary)).await?;
+    let line = "word ".repeat(200_000);
+    probe(c, "a line of a million characters", &mut rows, |c| open(c, "file:///bad/line.md", &line)).await?;
+    let nested = format!("{}deep\n{}", "> ".repeat(50_000), "- ".repeat(50_000)) + &"[".repeat(50_000) + &"`".repeat(10_000);
+    probe(c, "deeply nested Markdown", &mut rows, |c| open(c, "file:///bad/nested.md", &nested)).await?;
+    let big = "Some prose for a long document. ".repeat(20 * 1024 * 1024 / 32);
+    probe(c, "a 20 MB document", &mut rows, |c| open(c, "file:///bad/20mb.md", &big)).await?;
+    // Typing at the end of the 20 MB document and of the long line: answered like any other.
+    for (uri, text) in [("file:///bad/20mb.md", &big), ("file:///bad/line.md", &line)] {
+        let lines = text.matches('\n').count();
+        let t = Instant::now();
+        for k in 0..20 {
+            let col = if lines == 0 { text.len() + k } else { k };
+            let at = json!({"line": lines, "character": col});
+            c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 2 + k}, "contentChanges": [{"range": {"start": at, "end": at}, "text": "a"}]}));
+            let col = col + 1;
+            let r = c
+                .request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": {"line": lines, "character": col}, "context": {"triggerKind": 2}}))
+                .await?;
+            if r.get("error").is_some() {
+                bail!("inline completion in {uri} failed: {r}");
+            }
+        }
+        let name = if uri.contains("20mb") { "typing 20 keys at the end of the 20 MB document" } else { "typing 20 keys at the end of the million-character line" };
+        rows.push(json!({"probe": name, "per_key_ms": t.elapsed().as_secs_f64() * 1e3 / 20.0, "ok": true}));
+    }
+    let huge = "x".repeat(100 * 1024 * 1024);
+    probe(c, "a 100 MB message", &mut rows, |c| open(c, "file:///bad/100mb.md", &huge)).await?;
+    drop(huge);
+    for u in ["surrogate", "binary", "line", "nested", "20mb", "100mb"] {
+        c.notify("textDocument/didClose", json!({"textDocument": {"uri": format!("file:///bad/{u}.md")}}));
+    }
+    Ok(rows)
+}
+
+// ---------------------------------------------------------------------------------------
+
+/// `docs` documents typed into at `rate` characters a second each for `seconds`, with a ghost
+/// request after each document's keystrokes of a tick and a completion request now and then.
+async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f64, seed: u64) -> anyhow::Result<Value> {
+    c.latencies.lock().unwrap().clear();
+    let before = c.request("laya/stats", Value::Null).await.context("stats before the load")?;
+    let mut rng = Rng(seed);
+    let uris: Vec<String> = (0..docs).map(|d| format!("file:///load/{rate}/{d}.md")).collect();
+    let mut pos: Vec<(usize, usize, i64)> = vec![(0, 0, 1); docs]; // line, column, version
+    let mut src: Vec<usize> = (0..docs).map(|_| rng.below(prose.len())).collect();
+    for u in &uris {
+        c.notify("textDocument/didOpen", json!({"textDocument": {"uri": u, "languageId": "markdown", "version": 1, "text": ""}}));
+    }
+    let tick = Duration::from_millis(50);
+    let per_tick = rate * tick.as_secs_f64();
+    let mut owed = vec![0.0f64; docs];
+    let (start, mut keys) = (Instant::now(), 0usize);
+    let mut next = Instant::now();
+    while start.elapsed().as_secs_f64() < seconds {
+        for d in 0..docs {
+            owed[d] += per_tick * (0.5 + rng.below(100) as f64 / 100.0);
+            let n = owed[d] as usize;
+            owed[d] -= n as f64;
+            if n == 0 {
+                continue;
+            }
+            let typed: String = (0..n).map(|k| prose[(src[d] + k) % prose.len()]).collect();
+            src[d] += n;
+            let (line, col, version) = &mut pos[d];
+            let at = json!({"line": *line, "character": *col});
+            *version += 1;
+            c.notify("textDocument/didChange", json!({"textDocument": {"uri": uris[d], "version": *version}, "contentChanges": [{"range": {"start": at, "end": at}, "text": typed}]}));
+            for ch in typed.chars() {
+                if ch == '\n' {
+                    *line += 1;
+                    *col = 0;
+                } else {
+                    *col += ch.len_utf16();
+                }
+            }
+            keys += n;
+            let here = json!({"textDocument": {"uri": uris[d]}, "position": {"line": *line, "character": *col}});
+            if rng.chance(10) {
+                c.fire("completion", "textDocument/completion", here);
+            } else {
+                let mut p = here;
+                p["context"] = json!({"triggerKind": 2});
+                c.fire("ghost", "textDocument/inlineCompletion", p);
+            }
+        }
+        next += tick;
+        tokio::time::sleep_until(next.into()).await;
+    }
+    let typing_s = start.elapsed().as_secs_f64();
+    let unanswered = c.drain(Duration::from_secs(30)).await;
+    let open = c.request("laya/stats", Value::Null).await.context("stats under load")?;
+    for u in &uris {
+        c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
+    }
+    let closed = c.request("laya/stats", Value::Null).await.context("stats after closing every document")?;
+    let lat = c.latencies.lock().unwrap().clone();
+    let pct = |k: &str| crate::cli::percentiles(lat.get(k).cloned().unwrap_or_default());
+    let e = |s: &Value, k: &str| s["result"]["engine"][k].as_u64().unwrap_or(0);
+    Ok(json!({
+        "documents": docs,
+        "chars_per_s_per_document": rate,
+        "typing_s": typing_s,
+        "keystrokes": keys,
+        "ghost": pct("ghost"),
+        "completion": pct("completion"),
+        "unanswered_after_30_s": unanswered,
+        "stale_dropped": e(&open, "stale_dropped") - e(&before, "stale_dropped"),
+        "jobs": e(&open, "jobs") - e(&before, "jobs"),
+        "cache_bytes_open": e(&open, "cache_bytes"),
+        "documents_cached_open": e(&open, "documents_cached"),
+        "budget_bytes": e(&open, "budget_bytes"),
+        "cache_bytes_after_close": e(&closed, "cache_bytes"),
+        "documents_cached_after_close": e(&closed, "documents_cached"),
+        "documents_open_after_close": closed["result"]["documents_open"],
+    }))
+}
+
+/// Runs every phase and returns the report.
+pub fn run(s: Stress, prose: String) -> anyhow::Result<Value> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    rt.block_on(async move {
+        let mut report = json!({"seed": s.seed});
+        let mut sync = vec![];
+        for (i, enc) in ["utf-16", "utf-8", "utf-32"].into_iter().enumerate() {
+            let t = Instant::now();
+            let (edits, compared, mismatches) = fuzz_sync(enc, s.fuzz_edits, s.seed + i as u64).await?;
+            sync.push(json!({"encoding": enc, "edits": edits, "comparisons": compared, "mismatches": mismatches, "seconds": t.elapsed().as_secs_f64()}));
+        }
+        report["sync"] = json!(sync);
+
+        let mut c = Client::start(&["utf-16"]).await?;
+        let t = Instant::now();
+        c.wait_for_model().await.context("waiting for the model")?;
+        report["model_load_ms"] = json!(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        report["bad_input"] = json!(bad_input(&mut c).await?);
+        report["bad_input_seconds"] = json!(t.elapsed().as_secs_f64());
+
+        let prose: Vec<char> = prose.chars().collect();
+        if prose.is_empty() {
+            bail!("the prose to type is empty");
+        }
+        let mut loads = vec![];
+        for (i, rate) in [TYPIST_CHARS_PER_S, 10.0 * TYPIST_CHARS_PER_S].into_iter().enumerate() {
+            loads.push(load(&mut c, &prose, s.docs, rate, s.load_seconds, s.seed + 10 + i as u64).await?);
+        }
+        report["load"] = json!(loads);
+        report["errors_by_code"] = json!(c.errors.lock().unwrap().clone());
+        report["messages"] = json!(c.messages.lock().unwrap().clone());
+        report["diagnostics_published"] = json!(*c.diagnostics.lock().unwrap());
+        c.stop().await;
+        report["peak_rss_bytes"] = json!(crate::cli::peak_rss_bytes());
+        report["load_average"] = json!(std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")));
+        Ok(report)
+    })
+}
