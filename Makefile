@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref bench-peers build demo test bench clean lexicon extension-zed extension-vscode
+.PHONY: all bootstrap model pyref bench-peers build demo test bench stress clean lexicon extension-zed extension-vscode
 
 all: build
 
@@ -50,6 +50,9 @@ extension-zed:
 	@scripts/test-zed-extension.sh
 
 # The full benchmark beside llama.cpp and MLX-Python (~15 min): bench.json, bench.svg.
+stress: build
+	$(LAYA) stress --minutes $${MINUTES:-10} --out stress.json
+
 bench: build bench-peers
 	$(LAYA) bench --out bench.json --svg bench.svg
 

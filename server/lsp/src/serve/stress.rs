@@ -23,8 +23,9 @@ use tokio::sync::{mpsc, oneshot};
 /// How long a run is.
 #[derive(Debug, Clone)]
 pub struct Stress {
-    /// Random edits per position encoding.
+    /// Random edits per position encoding (at most), and for how long at most.
     pub fuzz_edits: usize,
+    pub fuzz_seconds: f64,
     pub docs: usize,
     /// Seconds of typing at each rate.
     pub load_seconds: f64,
@@ -33,13 +34,12 @@ pub struct Stress {
 
 impl Stress {
     pub fn quick() -> Self {
-        Stress { fuzz_edits: 1_500, docs: 200, load_seconds: 3.0, seed: 7 }
+        Stress { fuzz_edits: 1_500, fuzz_seconds: f64::INFINITY, docs: 200, load_seconds: 3.0, seed: 7 }
     }
 
     pub fn long(minutes: f64) -> Self {
         // Half the time fuzzing (3 encodings), half under load (2 rates).
-        let edits_per_s = 400.0;
-        Stress { fuzz_edits: (minutes * 60.0 / 2.0 / 3.0 * edits_per_s) as usize, docs: 200, load_seconds: minutes * 60.0 / 4.0, seed: 7 }
+        Stress { fuzz_edits: usize::MAX, fuzz_seconds: minutes * 60.0 / 6.0, docs: 200, load_seconds: minutes * 60.0 / 4.0, seed: 7 }
     }
 }
 
@@ -311,7 +311,8 @@ fn random_text(rng: &mut Rng, max_pieces: usize) -> String {
 }
 
 /// The sync fuzz in one encoding: returns (edits, comparisons, mismatches).
-async fn fuzz_sync(enc: &'static str, edits: usize, seed: u64) -> anyhow::Result<(usize, usize, Vec<String>)> {
+async fn fuzz_sync(enc: &'static str, edits: usize, seconds: f64, seed: u64) -> anyhow::Result<(usize, usize, Vec<String>)> {
+    let began = Instant::now();
     let mut c = Client::start(&[enc]).await?;
     let mut rng = Rng(seed);
     let docs = 4;
@@ -320,8 +321,12 @@ async fn fuzz_sync(enc: &'static str, edits: usize, seed: u64) -> anyhow::Result
     for d in 0..docs {
         c.notify("textDocument/didOpen", json!({"textDocument": {"uri": format!("file:///fuzz/{enc}/{d}.md"), "languageId": "markdown", "version": 1, "text": ""}}));
     }
-    let (mut compared, mut mismatches) = (0, vec![]);
+    let (mut compared, mut mismatches, mut done) = (0, vec![], 0);
     for n in 0..edits {
+        if n % 10 == 0 && began.elapsed().as_secs_f64() > seconds {
+            break;
+        }
+        done = n + 1;
         let d = rng.below(docs);
         let m = &mut models[d];
         let len = m.text.len();
@@ -373,7 +378,7 @@ async fn fuzz_sync(enc: &'static str, edits: usize, seed: u64) -> anyhow::Result
         mismatches.push(format!("inline completion for a document that is not open answered {r}"));
     }
     c.stop().await;
-    Ok((edits, compared, mismatches))
+    Ok((done, compared, mismatches))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -536,7 +541,7 @@ pub fn run(s: Stress, prose: String) -> anyhow::Result<Value> {
         let mut sync = vec![];
         for (i, enc) in ["utf-16", "utf-8", "utf-32"].into_iter().enumerate() {
             let t = Instant::now();
-            let (edits, compared, mismatches) = fuzz_sync(enc, s.fuzz_edits, s.seed + i as u64).await?;
+            let (edits, compared, mismatches) = fuzz_sync(enc, s.fuzz_edits, s.fuzz_seconds, s.seed + i as u64).await?;
             sync.push(json!({"encoding": enc, "edits": edits, "comparisons": compared, "mismatches": mismatches, "seconds": t.elapsed().as_secs_f64()}));
         }
         report["sync"] = json!(sync);
