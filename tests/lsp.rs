@@ -589,3 +589,31 @@ fn a_truncated_model_is_reported_and_spelling_still_works() {
     c.wait_for("diagnostics", |m| m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
     c.shutdown();
 }
+
+/// A panic inside one decision (planted with LAYA_FAULT_PANIC_ON) fails that request only: the
+/// next suggestion, in another document, comes as usual and the server exits cleanly.
+#[test]
+fn a_panic_inside_a_decision_stays_inside_its_request() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_laya"));
+    cmd.arg("serve").env("LAYA_FAULT_PANIC_ON", "Kaboomword").stderr(Stdio::null());
+    let mut c = Client::start_cmd(cmd, json!({}));
+    wait_for_model(&mut c);
+    let bad = "file:///tmp/laya-test/bad.md";
+    c.open(bad, "markdown", "Kaboomword is what I wrote and then the\n");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": bad}, "position": pos(0, 39), "context": {"triggerKind": 1}}));
+    assert!(r.get("error").is_some() || r["result"].is_null(), "{r}");
+    let good = "file:///tmp/laya-test/good.md";
+    c.open(good, "markdown", "The capital of France is Pa\n");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": good}, "position": pos(0, 27), "context": {"triggerKind": 1}}));
+    let first = r["result"]["items"][0]["insertText"].as_str().unwrap_or_default().to_string();
+    assert!(first.ends_with("ris"), "the next suggestion comes as usual: {r}");
+    c.shutdown();
+}
+
+fn wait_for_model(c: &mut Client) {
+    let start = Instant::now();
+    while c.request("laya/stats", Value::Null)["result"]["model_state"] != "ready" {
+        assert!(start.elapsed() < Duration::from_secs(60), "the model did not load");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

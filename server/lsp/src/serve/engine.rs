@@ -161,7 +161,8 @@ impl Engine {
     pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Job) -> Result<T, JobError> {
         let (tx, rx) = oneshot::channel();
         self.send(make(tx));
-        rx.await.unwrap_or_else(|_| Err(JobError::Failed("the inference thread stopped".into())))
+        // The reply is dropped unanswered when the job panicked (or the thread is gone).
+        rx.await.unwrap_or_else(|_| Err(JobError::Failed("the decision failed inside Laya; the server log says why".into())))
     }
 }
 
@@ -326,6 +327,7 @@ impl Worker {
                 let _ = reply.send(self.load(model, lexicon));
             }
             Job::Ghost { doc, before, after, opts, reply, .. } => {
+                fault_point(&before);
                 // Typing what the last suggestion said keeps the rest of it: no model work.
                 if let Some((b0, g0)) = self.last_ghost.get(&doc) {
                     if let Some(typed) = before.strip_prefix(b0.as_str()) {
@@ -463,5 +465,15 @@ impl Worker {
         let msg = format!("{name} loaded in {:.0} ms{lex_msg}", start.elapsed().as_secs_f64() * 1e3);
         self.loaded = Some(Loaded { model: m, vocab, name });
         Ok(msg)
+    }
+}
+
+/// A test seam: with LAYA_FAULT_PANIC_ON=WORD in the environment, a suggestion whose context
+/// holds WORD panics, so that the suite can show a panic stays inside its job.
+fn fault_point(text: &str) {
+    static WORD: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let word = WORD.get_or_init(|| std::env::var("LAYA_FAULT_PANIC_ON").ok().filter(|w| !w.is_empty()));
+    if word.as_deref().is_some_and(|w| text.contains(w)) {
+        panic!("LAYA_FAULT_PANIC_ON: a planned panic in a decision");
     }
 }
