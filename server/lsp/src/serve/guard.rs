@@ -8,7 +8,7 @@
 //! string cannot) become U+FFFD, one UTF-16 unit each, so positions stay in step.
 
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Request, Response};
 
@@ -158,6 +158,31 @@ where
     }
 }
 
+/// Reads one frame written by a trusted writer (the service, or a server for a test client):
+/// its header bytes and its body; None at the end of the stream.
+pub async fn read_frame<R: AsyncBufRead + Unpin>(rd: &mut R) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut head = Vec::new();
+    let mut len = 0usize;
+    loop {
+        let mut line = Vec::new();
+        if rd.read_until(b'\n', &mut line).await.unwrap_or(0) == 0 {
+            return None;
+        }
+        head.extend_from_slice(&line);
+        let l = String::from_utf8_lossy(&line);
+        let l = l.trim_end_matches(['\r', '\n']);
+        if l.is_empty() {
+            break;
+        }
+        if let Some((_, v)) = l.split_once(':').filter(|(k, _)| k.trim().eq_ignore_ascii_case("content-length")) {
+            len = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; len];
+    rd.read_exact(&mut body).await.ok()?;
+    Some((head, body))
+}
+
 /// Copies the service's frames from `server` to `output`, with the guard's own answers put
 /// between frames; ends when the service's output ends.
 pub async fn write_output<R, W>(server: R, mut output: W, mut answers: mpsc::UnboundedReceiver<Vec<u8>>)
@@ -169,29 +194,7 @@ where
     // The service writes well-formed frames: split them so that answers never land inside one.
     tokio::spawn(async move {
         let mut rd = BufReader::new(server);
-        loop {
-            let mut head = Vec::new();
-            let mut len = 0usize;
-            loop {
-                let mut line = Vec::new();
-                match rd.read_until(b'\n', &mut line).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(_) => {}
-                }
-                head.extend_from_slice(&line);
-                let l = String::from_utf8_lossy(&line);
-                let l = l.trim_end_matches(['\r', '\n']);
-                if l.is_empty() {
-                    break;
-                }
-                if let Some((_, v)) = l.split_once(':').filter(|(k, _)| k.trim().eq_ignore_ascii_case("content-length")) {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            if rd.read_exact(&mut body).await.is_err() {
-                return;
-            }
+        while let Some((mut head, body)) = read_frame(&mut rd).await {
             head.extend_from_slice(&body);
             if frames_tx.send(head).is_err() {
                 return;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 pub struct Replay {
@@ -43,25 +43,7 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
     let (req_tx, mut req_rx) = mpsc::unbounded_channel::<Value>();
     tokio::spawn(async move {
         let mut rd = BufReader::new(client_read);
-        loop {
-            let mut len = 0usize;
-            loop {
-                let mut line = String::new();
-                if rd.read_line(&mut line).await.unwrap_or(0) == 0 {
-                    return;
-                }
-                let l = line.trim_end();
-                if l.is_empty() {
-                    break;
-                }
-                if let Some(v) = l.strip_prefix("Content-Length: ") {
-                    len = v.parse().unwrap_or(0);
-                }
-            }
-            let mut buf = vec![0; len];
-            if rd.read_exact(&mut buf).await.is_err() {
-                return;
-            }
+        while let Some((_, buf)) = super::guard::read_frame(&mut rd).await {
             let Ok(m) = serde_json::from_slice::<Value>(&buf) else { continue };
             if m.get("method").is_some() && m.get("id").is_some() {
                 let _ = req_tx.send(json!({"jsonrpc": "2.0", "id": m["id"], "result": null}));

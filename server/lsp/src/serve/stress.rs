@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 /// How long a run is.
@@ -119,25 +119,7 @@ impl Client {
             (c.waiters.clone(), c.fired.clone(), c.latencies.clone(), c.errors.clone(), c.messages.clone(), c.diagnostics.clone());
         tokio::spawn(async move {
             let mut rd = BufReader::new(client_read);
-            loop {
-                let mut len = 0usize;
-                loop {
-                    let mut line = String::new();
-                    if rd.read_line(&mut line).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let l = line.trim_end();
-                    if l.is_empty() {
-                        break;
-                    }
-                    if let Some(v) = l.strip_prefix("Content-Length: ") {
-                        len = v.parse().unwrap_or(0);
-                    }
-                }
-                let mut buf = vec![0; len];
-                if rd.read_exact(&mut buf).await.is_err() {
-                    return;
-                }
+            while let Some((_, buf)) = super::guard::read_frame(&mut rd).await {
                 let Ok(m) = serde_json::from_slice::<Value>(&buf) else { continue };
                 match (m.get("method").and_then(Value::as_str), m.get("id")) {
                     (Some(_), Some(id)) => {
