@@ -151,7 +151,9 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
 /// Searches the words that can follow `cache`'s context and start with `typed`; returns them
 /// with log P(word, then a boundary | context), best first, and the log of the mass of every
 /// first token that agrees with `typed` (an upper bound of P(the text goes on as typed)).
-fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, beam: usize) -> Result<(Vec<Beam>, f32)> {
+/// Hypotheses whose probability, relative to that mass, falls under `floor` (a log-prob) are
+/// dropped: a word's probability only shrinks as tokens are added, so they could never reach it.
+fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, beam: usize, floor: f32) -> Result<(Vec<Beam>, f32)> {
     let mut fork = cache.fork();
     let mut logprobs = vec![model.next_logprobs(cache)?];
     let prefix_mass = log_sum_exp(vocab.candidates("", typed).into_iter().map(|id| logprobs[0][id as usize]));
@@ -190,7 +192,7 @@ fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, 
         // Stop when no live hypothesis can beat the n-th finished word any more.
         finished.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
         let bar = finished.get(n.saturating_sub(1)).map_or(f32::NEG_INFINITY, |b| b.logprob);
-        next.retain(|e| e.2 > bar);
+        next.retain(|e| e.2 > bar && e.2 - prefix_mass.min(0.0) >= floor);
         next.truncate(beam);
         if next.is_empty() {
             break;
@@ -249,6 +251,28 @@ pub fn complete_with(
     beam: usize,
     next_after_whole: bool,
 ) -> Result<Vec<Suggestion>> {
+    complete_inner(model, vocab, cache, text, n, beam, next_after_whole, f32::NEG_INFINITY)
+}
+
+/// [`complete_with`] (no next word after a whole word) for a caller that shows nothing under
+/// `min_prob`: the search stops following words that cannot reach it, so a keystroke with no
+/// likely word costs one forward instead of a whole search. Suggestions at or over `min_prob`
+/// are the same as without the bar; under it, fewer come back.
+pub fn complete_above(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n: usize, beam: usize, min_prob: f32) -> Result<Vec<Suggestion>> {
+    complete_inner(model, vocab, cache, text, n, beam, false, min_prob.max(f32::MIN_POSITIVE).ln())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn complete_inner(
+    model: &Model,
+    vocab: &Vocab,
+    cache: &mut KvCache,
+    text: &str,
+    n: usize,
+    beam: usize,
+    next_after_whole: bool,
+    floor: f32,
+) -> Result<Vec<Suggestion>> {
     let beam = beam.max(1);
     if n == 0 {
         return Ok(vec![]);
@@ -261,7 +285,7 @@ pub fn complete_with(
             return Err(DecideError::Input("there is no text to continue".into()));
         }
         model.prefill(cache, &ids).map_err(DecideError::Model)?;
-        Ok(search(model, vocab, cache, typed, n, beam)?
+        Ok(search(model, vocab, cache, typed, n, beam, floor)?
             .0
             .into_iter()
             .map(|b| Suggestion {
@@ -288,7 +312,7 @@ pub fn complete_with(
         (vec![], f32::NEG_INFINITY) // a word at the very start of the text: no context to heal against
     } else {
         model.prefill(cache, &ids).map_err(DecideError::Model)?;
-        search(model, vocab, cache, split.typed, n + 1, beam)?
+        search(model, vocab, cache, split.typed, n + 1, beam, floor)?
     };
     let total = log_sum_exp(words.iter().map(|b| b.logprob)).max(prefix_mass);
     let mut out: Vec<Suggestion> = Vec::new();

@@ -489,6 +489,7 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
     let typing_s = start.elapsed().as_secs_f64();
     let unanswered = c.drain(Duration::from_secs(30)).await;
     let open = c.request("laya/stats", Value::Null).await.context("stats under load")?;
+    let rss_under_load = rss_bytes();
     for u in &uris {
         c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
     }
@@ -507,12 +508,20 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
         "stale_dropped": e(&open, "stale_dropped") - e(&before, "stale_dropped"),
         "jobs": e(&open, "jobs") - e(&before, "jobs"),
         "cache_bytes_open": e(&open, "cache_bytes"),
+        "rss_bytes_under_load": rss_under_load,
         "documents_cached_open": e(&open, "documents_cached"),
         "budget_bytes": e(&open, "budget_bytes"),
         "cache_bytes_after_close": e(&closed, "cache_bytes"),
         "documents_cached_after_close": e(&closed, "documents_cached"),
         "documents_open_after_close": closed["result"]["documents_open"],
     }))
+}
+
+/// Resident memory of this process now (Linux: VmRSS), in bytes.
+fn rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb: u64 = s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }
 
 /// Runs every phase and returns the report.
