@@ -119,7 +119,14 @@ pub struct Speller {
     lexicon: Lexicon,
     confusions: HashMap<&'static str, Vec<&'static str>>,
     user: HashSet<String>,
+    /// Scores of candidates already ranked in the very same context (model, text before the
+    /// word, candidates, text after it): re-checking an edited paragraph re-scores only the
+    /// words whose context changed.
+    memo: std::sync::Mutex<HashMap<u64, Vec<Correction>>>,
 }
+
+/// Entries the memo keeps before it starts over.
+const MEMO_MAX: usize = 8192;
 
 impl Speller {
     pub fn new(lexicon: Lexicon) -> Self {
@@ -130,7 +137,7 @@ impl Speller {
                 confusions.entry(w).or_default().extend(others);
             }
         }
-        Self { lexicon, confusions, user: HashSet::new() }
+        Self { lexicon, confusions, user: HashSet::new(), memo: Default::default() }
     }
 
     pub fn lexicon(&self) -> &Lexicon {
@@ -291,6 +298,29 @@ impl Speller {
             return Ok(vec![]);
         }
         let (lead, left) = split_lead(left);
+        let key = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (&model.info.path, model.info.load_time, lead, left, right).hash(&mut h);
+            for (w, cost) in cands {
+                (w, cost.to_bits()).hash(&mut h);
+            }
+            h.finish()
+        };
+        if let Some(hit) = self.memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+            return Ok(hit);
+        }
+        let out = self.in_context_uncached(model, cache, lead, left, cands, right)?;
+        if let Ok(mut m) = self.memo.lock() {
+            if m.len() >= MEMO_MAX {
+                m.clear();
+            }
+            m.insert(key, out.clone());
+        }
+        Ok(out)
+    }
+
+    fn in_context_uncached(&self, model: &Model, cache: &mut KvCache, lead: &str, left: &str, cands: &[(String, f32)], right: &str) -> Result<Vec<Correction>> {
         let ids = model.tokenizer.encode(left)?;
         if ids.is_empty() {
             // Nothing before the word to condition on: rank on its own.
