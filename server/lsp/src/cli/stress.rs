@@ -131,7 +131,7 @@ fn print_table(r: &Value) -> anyhow::Result<()> {
             n(&l["completion"]["p99_ms"]),
         ))?;
         out(&format!(
-            "  {:<42} {:>12} {:>10}  {} jobs run, {} stale dropped; caches {:.1} MiB open (budget {:.0} MiB), {} after close; RSS {:.0} MiB",
+            "  {:<42} {:>12} {:>10}  {} jobs run, {} stale dropped; caches {:.1} MiB open (budget {:.0} MiB), {} after close; RSS {:.0} -> {:.0} MiB ({:.0} MiB live)",
             "",
             "",
             "",
@@ -140,11 +140,13 @@ fn print_table(r: &Value) -> anyhow::Result<()> {
             n(&l["cache_bytes_open"]) / 1048576.0,
             n(&l["budget_bytes"]) / 1048576.0,
             l["cache_bytes_after_close"],
+            n(&l["rss_bytes_before_load"]) / 1048576.0,
             n(&l["rss_bytes_under_load"]) / 1048576.0,
+            n(&l["rss_bytes_under_load_trimmed"]) / 1048576.0,
         ))?;
     }
     out(&format!(
-        "peak RSS {:.0} MiB (this process: the service, the model and the test client, at its height during the 100 MB message), load average {}",
+        "peak RSS {:.0} MiB (this process: the service, the model and the test client), load average {}",
         n(&r["peak_rss_bytes"]) / 1048576.0,
         r["load_average"].as_str().unwrap_or("?")
     ))?;
