@@ -7,6 +7,7 @@
 #   bench/h200.sh pack              (here) bundle laya, the wheels, tokenizer and model; split it
 #   bench/h200.sh stash FILE...     (there) keep files for a later call
 #   bench/h200.sh all               (there) reassemble, install, check GPU against CPU, benchmark
+#   bench/h200.sh more              (there) reassemble, install, the typing replay, stacked projections
 set -euo pipefail
 S=/root/stash
 SITE=/root/site
@@ -50,15 +51,16 @@ case "$1" in
     if [ "$1" = more ]; then
       # The language server's typing replay, and stacked q/k/v + gate/up projections on the GPU
       # against separate ones (interleaved, same run).
-      for stack in 0 1; do LAYA_STACK_PROJECTIONS=$stack LAYA_LOG=debug "$L" doctor --model "$M" 2>&1 | grep -E 'GPU check|device'; done
+      # The replay first (it is owed); then the stacking comparison, each bench capped at 2 minutes
+      # (its first try here never finished: a hang or minutes of kernel compiling, not known).
+      echo "== replay (needs .deps/lexicon/en.tsv carried)"
+      LAYA_MODEL="$M" LAYA_LEXICON="$PWD/.deps/lexicon/en.tsv" "$L" bench --replay --chars 500 | tee "$OUT/h200-replay.txt" || echo "replay: exit $?"
+      for stack in 0 1; do LAYA_STACK_PROJECTIONS=$stack LAYA_LOG=debug timeout 120 "$L" doctor --model "$M" 2>&1 | grep -E 'GPU check|device' || echo "doctor, stack=$stack: exit $?"; done
       for round in 1 2; do
         for stack in 0 1; do
-          LAYA_STACK_PROJECTIONS=$stack "$L" bench --model "$M" --peers none --reps 30 --out "$OUT/h200-stack$stack-r$round.json" | tail -8
+          LAYA_STACK_PROJECTIONS=$stack timeout 120 "$L" bench --model "$M" --peers none --reps 30 --out "$OUT/h200-stack$stack-r$round.json" | tail -8 \
+            || echo "bench, stack=$stack: exit $?"
         done
-      done
-      for stack in 0 1; do
-        echo "== replay, LAYA_STACK_PROJECTIONS=$stack"
-        LAYA_STACK_PROJECTIONS=$stack LAYA_MODEL="$M" LAYA_LEXICON="$PWD/.deps/lexicon/en.tsv" "$L" bench --replay --chars 500 | tee "$OUT/h200-replay-stack$stack.txt"
       done
       exit 0
     fi
