@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use laya_model::{KvCache, LoadOptions, Model};
 use serde_json::{json, Value};
 
-use super::{ms, out, peak_rss_bytes};
+use super::{load_average, ms, out, peak_rss_bytes};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -306,10 +306,6 @@ fn run_peer(peer: &str, spec_path: &Path) -> anyhow::Result<Value> {
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
     serde_json::from_str(stdout.lines().last().unwrap_or("")).with_context(|| format!("{peer} printed no JSON: {stdout}"))
-}
-
-fn load_average() -> Option<String> {
-    std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {

@@ -52,7 +52,23 @@ pub fn percentiles(mut v: Vec<f64>) -> serde_json::Value {
 
 /// Peak resident memory of this process (Linux: VmHWM in /proc/self/status; None elsewhere).
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM")
+}
+
+/// Resident memory of this process now (Linux: VmRSS; None elsewhere).
+pub fn rss_bytes() -> Option<u64> {
+    status_bytes("VmRSS")
+}
+
+/// A memory field of /proc/self/status ("VmRSS", ...) in bytes.
+fn status_bytes(field: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = s.lines().find(|l| l.starts_with("VmHWM:"))?.split_whitespace().nth(1)?.parse().ok()?;
+    let line = s.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// The machine's 1, 5 and 15-minute load averages (Linux), for reports measured on shared machines.
+pub fn load_average() -> Option<String> {
+    std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }

@@ -16,7 +16,8 @@ use tower_lsp_server::jsonrpc::{Request, Response};
 /// Content-Length claims would otherwise abort the process).
 pub const MAX_MESSAGE_BYTES: usize = 512 << 20;
 
-fn frame(body: &[u8]) -> Vec<u8> {
+/// `body` as one LSP frame.
+pub fn frame(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
     out.extend_from_slice(body);
     out

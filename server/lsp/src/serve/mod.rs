@@ -4,6 +4,7 @@
 //! `laya/documentText` (the server's copy of a document).
 
 mod backend;
+mod client;
 mod engine;
 pub mod guard;
 pub mod replay;

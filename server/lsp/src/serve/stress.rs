@@ -11,14 +11,12 @@
 //!   ghost-text and completion requests in flight; latencies, stale work dropped, memory, and
 //!   every cache freed once its document closes.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+
+use super::client::{frame, Client};
 
 /// How long a run is.
 #[derive(Debug, Clone)]
@@ -64,156 +62,6 @@ impl Rng {
 
     fn chance(&mut self, percent: u64) -> bool {
         self.next() % 100 < percent
-    }
-}
-
-fn frame(v: &Value) -> Vec<u8> {
-    let b = v.to_string();
-    let mut out = format!("Content-Length: {}\r\n\r\n", b.len()).into_bytes();
-    out.extend_from_slice(b.as_bytes());
-    out
-}
-
-type Latencies = Arc<Mutex<HashMap<&'static str, Vec<f64>>>>;
-
-/// An LSP client of an in-process service: requests awaited or fired and timed.
-struct Client {
-    out: mpsc::UnboundedSender<Vec<u8>>,
-    next_id: i64,
-    waiters: Arc<Mutex<HashMap<i64, oneshot::Sender<Value>>>>,
-    fired: Arc<Mutex<HashMap<i64, (Instant, &'static str)>>>,
-    latencies: Latencies,
-    errors: Arc<Mutex<HashMap<String, usize>>>,
-    messages: Arc<Mutex<Vec<String>>>,
-    diagnostics: Arc<Mutex<usize>>,
-    engine: super::engine::Engine,
-}
-
-impl Client {
-    async fn start(encodings: &[&str]) -> anyhow::Result<Client> {
-        let (client_io, server_io) = tokio::io::duplex(1 << 22);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        let (service, socket, engine) = super::service();
-        tokio::spawn(super::serve_on(server_read, server_write, service, socket));
-        let (client_read, mut client_write) = tokio::io::split(client_io);
-        let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
-        tokio::spawn(async move {
-            while let Some(b) = out_rx.recv().await {
-                if client_write.write_all(&b).await.is_err() || client_write.flush().await.is_err() {
-                    return;
-                }
-            }
-        });
-        let c = Client {
-            out: out.clone(),
-            next_id: 0,
-            waiters: Default::default(),
-            fired: Default::default(),
-            latencies: Default::default(),
-            errors: Default::default(),
-            messages: Default::default(),
-            diagnostics: Default::default(),
-            engine,
-        };
-        let (waiters, fired, latencies, errors, messages, diagnostics) =
-            (c.waiters.clone(), c.fired.clone(), c.latencies.clone(), c.errors.clone(), c.messages.clone(), c.diagnostics.clone());
-        tokio::spawn(async move {
-            let mut rd = BufReader::new(client_read);
-            while let Some((_, buf)) = super::guard::read_frame(&mut rd).await {
-                let Ok(m) = serde_json::from_slice::<Value>(&buf) else { continue };
-                match (m.get("method").and_then(Value::as_str), m.get("id")) {
-                    (Some(_), Some(id)) => {
-                        let _ = out.send(frame(&json!({"jsonrpc": "2.0", "id": id, "result": null})));
-                    }
-                    (Some("window/showMessage"), None) => messages.lock().unwrap().push(m["params"]["message"].as_str().unwrap_or("").to_string()),
-                    (Some("textDocument/publishDiagnostics"), None) => *diagnostics.lock().unwrap() += 1,
-                    (Some(_), None) => {}
-                    (None, id) => {
-                        let id = id.and_then(Value::as_i64).unwrap_or(-1);
-                        if let Some(e) = m.get("error") {
-                            *errors.lock().unwrap().entry(e["code"].to_string()).or_default() += 1;
-                        }
-                        if let Some(w) = waiters.lock().unwrap().remove(&id) {
-                            let _ = w.send(m);
-                        } else if let Some((t, kind)) = fired.lock().unwrap().remove(&id) {
-                            latencies.lock().unwrap().entry(kind).or_default().push(t.elapsed().as_secs_f64() * 1e3);
-                        }
-                    }
-                }
-            }
-        });
-        let mut c = c;
-        let caps = json!({"general": {"positionEncodings": encodings}});
-        let init = c.request("initialize", json!({"processId": null, "capabilities": caps, "initializationOptions": {}})).await?;
-        if init.get("error").is_some() {
-            bail!("initialize failed: {init}");
-        }
-        c.notify("initialized", json!({}));
-        Ok(c)
-    }
-
-    fn notify(&self, method: &str, params: Value) {
-        let _ = self.out.send(frame(&json!({"jsonrpc": "2.0", "method": method, "params": params})));
-    }
-
-    fn raw(&self, bytes: Vec<u8>) {
-        let _ = self.out.send(bytes);
-    }
-
-    /// Sends a request and waits for its answer (at most 60 s).
-    async fn request(&mut self, method: &str, params: Value) -> anyhow::Result<Value> {
-        self.next_id += 1;
-        let id = self.next_id;
-        let (tx, rx) = oneshot::channel();
-        self.waiters.lock().unwrap().insert(id, tx);
-        let _ = self.out.send(frame(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})));
-        tokio::time::timeout(Duration::from_secs(60), rx)
-            .await
-            .with_context(|| format!("no answer to {method} in 60 s"))?
-            .context("the server stopped")
-    }
-
-    /// Sends a request without waiting; its latency is recorded under `kind`.
-    fn fire(&mut self, kind: &'static str, method: &str, params: Value) {
-        self.next_id += 1;
-        self.fired.lock().unwrap().insert(self.next_id, (Instant::now(), kind));
-        let _ = self.out.send(frame(&json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})));
-    }
-
-    async fn wait_for_model(&mut self) -> anyhow::Result<()> {
-        let start = Instant::now();
-        loop {
-            let s = self.request("laya/stats", Value::Null).await?;
-            match s["result"]["model_state"].as_str().unwrap_or("") {
-                "ready" => return Ok(()),
-                st if st.starts_with("failed") => bail!("the model did not load: {st}"),
-                _ if start.elapsed() > Duration::from_secs(120) => bail!("the model took over 120 s to load"),
-                _ => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        }
-    }
-
-    async fn text_of(&mut self, uri: &str) -> anyhow::Result<Option<String>> {
-        let r = self.request("laya/documentText", json!({"uri": uri})).await?;
-        Ok(r["result"]["text"].as_str().map(str::to_string))
-    }
-
-    /// Waits until every fired request is answered (at most `limit`); returns how many were not.
-    async fn drain(&self, limit: Duration) -> usize {
-        let start = Instant::now();
-        loop {
-            let n = self.fired.lock().unwrap().len();
-            if n == 0 || start.elapsed() > limit {
-                return n;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    async fn stop(mut self) {
-        let _ = self.request("shutdown", Value::Null).await;
-        self.notify("exit", Value::Null);
-        self.engine.stop();
     }
 }
 
@@ -439,7 +287,7 @@ async fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
 async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f64, seed: u64) -> anyhow::Result<Value> {
     c.latencies.lock().unwrap().clear();
     let before = c.request("laya/stats", Value::Null).await.context("stats before the load")?;
-    let rss_before = rss_bytes();
+    let rss_before = crate::cli::rss_bytes();
     let mut rng = Rng(seed);
     let uris: Vec<String> = (0..docs).map(|d| format!("file:///load/{rate}/{d}.md")).collect();
     let mut pos: Vec<(usize, usize, i64)> = vec![(0, 0, 1); docs]; // line, column, version
@@ -490,7 +338,7 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
     let typing_s = start.elapsed().as_secs_f64();
     let unanswered = c.drain(Duration::from_secs(30)).await;
     let open = c.request("laya/stats", Value::Null).await.context("stats under load")?;
-    let rss_under_load = rss_bytes();
+    let rss_under_load = crate::cli::rss_bytes();
     // What is live rather than kept by the allocator: main.rs keeps up to 512 MiB of freed heap
     // for speed (M_TRIM_THRESHOLD); hand it back and look again.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -498,7 +346,7 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
     unsafe {
         libc::malloc_trim(0);
     }
-    let rss_live = rss_bytes();
+    let rss_live = crate::cli::rss_bytes();
     for u in &uris {
         c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
     }
@@ -526,13 +374,6 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
         "documents_cached_after_close": e(&closed, "documents_cached"),
         "documents_open_after_close": closed["result"]["documents_open"],
     }))
-}
-
-/// Resident memory of this process now (Linux: VmRSS), in bytes.
-fn rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb: u64 = s.lines().find(|l| l.starts_with("VmRSS:"))?.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 /// Runs every phase and returns the report.
@@ -570,7 +411,7 @@ pub fn run(s: Stress, prose: String) -> anyhow::Result<Value> {
         report["diagnostics_published"] = json!(*c.diagnostics.lock().unwrap());
         c.stop().await;
         report["peak_rss_bytes"] = json!(crate::cli::peak_rss_bytes());
-        report["load_average"] = json!(std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" ")));
+        report["load_average"] = json!(crate::cli::load_average());
         Ok(report)
     })
 }
