@@ -237,11 +237,15 @@ fn log_sum_exp(xs: impl Iterator<Item = f32>) -> f32 {
 /// the next word. `cache` is brought to the text's context and can be reused by the caller
 /// for the next keystroke.
 pub fn complete(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n: usize) -> Result<Vec<Suggestion>> {
-    complete_with(model, vocab, cache, text, n, BEAM, true)
+    complete_with(model, vocab, cache, text, n, BEAM, true, 0.0)
 }
 
-/// [`complete`] with a given beam width (narrower is faster and finds fewer alternatives), and
-/// whether a typed word that may be whole also gets next-word suggestions (costs a second search).
+/// [`complete`] with a given beam width (narrower is faster and finds fewer alternatives),
+/// whether a typed word that may be whole also gets next-word suggestions (costs a second
+/// search), and the least probability a caller will show (0 for all): the search stops
+/// following words that cannot reach it, so a keystroke with no likely word costs one forward
+/// instead of a whole search. Suggestions at or over `min_prob` are the same as with 0.
+#[allow(clippy::too_many_arguments)]
 pub fn complete_with(
     model: &Model,
     vocab: &Vocab,
@@ -250,29 +254,9 @@ pub fn complete_with(
     n: usize,
     beam: usize,
     next_after_whole: bool,
+    min_prob: f32,
 ) -> Result<Vec<Suggestion>> {
-    complete_inner(model, vocab, cache, text, n, beam, next_after_whole, f32::NEG_INFINITY)
-}
-
-/// [`complete_with`] (no next word after a whole word) for a caller that shows nothing under
-/// `min_prob`: the search stops following words that cannot reach it, so a keystroke with no
-/// likely word costs one forward instead of a whole search. Suggestions at or over `min_prob`
-/// are the same as without the bar; under it, fewer come back.
-pub fn complete_above(model: &Model, vocab: &Vocab, cache: &mut KvCache, text: &str, n: usize, beam: usize, min_prob: f32) -> Result<Vec<Suggestion>> {
-    complete_inner(model, vocab, cache, text, n, beam, false, min_prob.max(f32::MIN_POSITIVE).ln())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn complete_inner(
-    model: &Model,
-    vocab: &Vocab,
-    cache: &mut KvCache,
-    text: &str,
-    n: usize,
-    beam: usize,
-    next_after_whole: bool,
-    floor: f32,
-) -> Result<Vec<Suggestion>> {
+    let floor = min_prob.ln(); // -inf for 0: nothing is cut
     let beam = beam.max(1);
     if n == 0 {
         return Ok(vec![]);

@@ -6,7 +6,7 @@
 use laya_model::{KvCache, Model};
 use laya_text::{is_prose_at, is_word_char, split_at_cursor};
 
-use crate::complete::{complete_above, SuggestionKind, Vocab};
+use crate::complete::{complete_with, SuggestionKind, Vocab};
 use crate::lexicon::match_case;
 use crate::typo::Speller;
 use crate::{DecideError, Result};
@@ -67,7 +67,7 @@ pub fn ghost(
     }
     let split = split_at_cursor(before);
     let bar = if split.word.is_empty() { opts.next_threshold.max(opts.threshold) } else { opts.threshold };
-    let first = match complete_above(model, vocab, cache, before, 1, GHOST_BEAM, bar)?.into_iter().next() {
+    let first = match complete_with(model, vocab, cache, before, 1, GHOST_BEAM, false, bar)?.into_iter().next() {
         Some(s) if !s.insert.is_empty() => Some(s),
         _ => None,
     };
@@ -99,7 +99,7 @@ pub fn ghost(
     // A phrase: more words while the model is sure of each.
     let mut text = format!("{before}{}", out.insert);
     while out.words < opts.max_words {
-        let next = complete_above(model, vocab, cache, &text, 1, GHOST_BEAM, opts.phrase_threshold)?;
+        let next = complete_with(model, vocab, cache, &text, 1, GHOST_BEAM, false, opts.phrase_threshold)?;
         match next.first() {
             Some(s) if s.kind == SuggestionKind::NextWord && s.logprob.exp() >= opts.phrase_threshold && !s.insert.is_empty() => {
                 text.push_str(&s.insert);

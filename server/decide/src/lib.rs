@@ -7,7 +7,7 @@ mod lexicon;
 mod rank;
 mod typo;
 
-pub use complete::{complete, complete_above, complete_with, Suggestion, SuggestionKind, Vocab};
+pub use complete::{complete, complete_with, Suggestion, SuggestionKind, Vocab};
 pub use ghost::{ghost, Ghost, GhostOptions};
 pub use lexicon::{default_lexicon_path, match_case, Entry, Lexicon, Near, LEXICON_RELATIVE};
 pub use rank::{rank, Ranked};
