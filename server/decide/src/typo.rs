@@ -149,6 +149,11 @@ impl Speller {
         self.user.insert(word.to_lowercase());
     }
 
+    /// Replaces the user's words (another dictionary file was chosen).
+    pub fn set_user_words(&mut self, words: &[String]) {
+        self.user = words.iter().map(|w| w.to_lowercase()).collect();
+    }
+
     pub fn is_user_word(&self, word: &str) -> bool {
         self.user.contains(&word.to_lowercase())
     }

@@ -51,6 +51,8 @@ struct Doc {
     last_edit: usize,
     /// Over MAX_CHECKED_CHARS: not checked (the writer was told once).
     too_long: bool,
+    /// Diagnostics are on screen for it (to clear when checks are turned off).
+    published: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +74,8 @@ pub struct Inner {
     reanchors: std::sync::atomic::AtomicU64,
     /// Whether the client takes `window/workDoneProgress/create`.
     progress_ok: std::sync::atomic::AtomicBool,
+    /// Whether the client takes versioned edits (`documentChanges`) in a workspace edit.
+    versioned_edits_ok: std::sync::atomic::AtomicBool,
 }
 
 fn to_pos(p: Position) -> laya_text::Position {
@@ -86,15 +90,43 @@ fn key(uri: &Uri) -> String {
     uri.as_str().to_string()
 }
 
-fn hash_text(s: &str) -> u64 {
+/// What a paragraph's check depends on: its text, and which of its words the check leaves
+/// alone (a word used once more elsewhere is no longer repeated: the paragraph is checked again).
+fn check_key(text: &str, skip: &HashSet<String>) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    s.hash(&mut h);
+    text.hash(&mut h);
+    let mut left: Vec<String> = laya_text::words(text).into_iter().map(|(s, e)| text[s..e].to_lowercase()).filter(|w| skip.contains(w)).collect();
+    left.sort_unstable();
+    left.dedup();
+    left.hash(&mut h);
     h.finish()
+}
+
+/// What an inline item replaces and with what. `before` is the context the suggestion followed:
+/// the document up to `from` (a selected completion's start, else the cursor) and then `prefix`
+/// (the selected completion's text, else nothing); the suggestion replaces the last `replace`
+/// bytes of `before` with `insert`. The item covers the document from the returned char index
+/// to the cursor, and its text is the selected completion's (less what the suggestion
+/// replaces of it) and the suggestion.
+fn replacement(before: &str, prefix: &str, from: usize, replace: usize, insert: &str) -> (usize, String) {
+    let kept = prefix.len().saturating_sub(replace);
+    let kept = (0..=kept).rev().find(|&k| prefix.is_char_boundary(k)).unwrap_or(0);
+    let into_doc = replace.saturating_sub(prefix.len());
+    let doc_part = &before[..before.len() - prefix.len()];
+    let chars_into_doc = doc_part.get(doc_part.len().saturating_sub(into_doc)..).map_or(0, |t| t.chars().count());
+    (from.saturating_sub(chars_into_doc), format!("{}{insert}", &prefix[..kept]))
+}
+
+/// The word (or the part of one) that `before` ends with.
+fn last_word(before: &str) -> &str {
+    let start = before.char_indices().rev().take_while(|&(_, c)| laya_text::is_word_char(c)).last().map_or(before.len(), |(i, _)| i);
+    &before[start..]
 }
 
 fn job_error(e: JobError) -> Error {
     match e {
         JobError::Stale => Error { code: ErrorCode::ServerError(-32800), message: "superseded by a newer edit".into(), data: None },
+        JobError::Late => Error { code: ErrorCode::ServerError(-32800), message: "dropped: it waited longer than latencyBudgetMs".into(), data: None },
         JobError::NoModel(m) => Error { code: ErrorCode::ServerError(-32803), message: format!("the model is not ready: {m}").into(), data: None },
         JobError::Failed(m) => Error { code: ErrorCode::InternalError, message: m.into(), data: None },
     }
@@ -120,6 +152,7 @@ impl Backend {
             encoding: RwLock::new(PositionEncoding::Utf16),
             model_state: Arc::new(RwLock::new(ModelState::Loading)),
             progress_ok: std::sync::atomic::AtomicBool::new(false),
+            versioned_edits_ok: std::sync::atomic::AtomicBool::new(false),
             reanchors: std::sync::atomic::AtomicU64::new(0),
         }))
     }
@@ -164,7 +197,7 @@ impl Inner {
         let (state, msg) = match r {
             Ok(m) => (ModelState::Ready(m.clone()), m),
             Err(JobError::NoModel(m) | JobError::Failed(m)) => (ModelState::Failed(m.clone()), m),
-            Err(JobError::Stale) => (ModelState::Failed("stale".into()), "stale".into()),
+            Err(JobError::Stale | JobError::Late) => (ModelState::Failed("stale".into()), "stale".into()),
         };
         if let Some(p) = progress {
             p.finish_with_message(msg.clone()).await;
@@ -205,9 +238,17 @@ impl Inner {
         }
     }
 
-    /// Checks every open document again now (after the model, the dictionary or settings change).
+    /// Checks every open document again now, from scratch (after the model, the lexicon, the
+    /// dictionary or settings change, earlier results no longer hold).
     fn recheck_all(&self) {
-        let uris: Vec<String> = self.docs.iter().map(|d| d.key().clone()).collect();
+        let uris: Vec<String> = self
+            .docs
+            .iter_mut()
+            .map(|mut d| {
+                d.checked.clear();
+                d.key().clone()
+            })
+            .collect();
         for u in uris {
             self.schedule_check(u, 0);
         }
@@ -269,26 +310,37 @@ impl Inner {
 async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Client, settings: &Settings, enc: PositionEncoding, uri: &String) -> bool {
     {
         {
-            let Some((version, paragraphs, todo, skip, last_edit)) = ({
-                let Some(d) = docs.get(uri) else { return true };
+            let mut clear = false;
+            let Some((version, paragraphs, todo, skip, repeated, ignored, last_edit)) = ({
+                let Some(mut d) = docs.get_mut(uri) else { return true };
                 if !settings.diagnostics || !settings.serves(&d.language) || d.doc.len_chars() > MAX_CHECKED_CHARS {
+                    // Checks are off here now: what they published must not stay on screen.
+                    clear = std::mem::take(&mut d.published);
+                    d.checked.clear();
                     None
                 } else {
                     let text = d.doc.text();
                     let paragraphs = paragraphs(&text);
+                    // A word spelled the same way more than once is meant (a name, a term): it is
+                    // not a misspelling. It can still be a confused word ("their" for "there").
+                    let counts = laya_decide::word_counts(&text);
+                    let repeated: HashSet<String> = counts.into_iter().filter(|(_, n)| *n > 1).map(|(w, _)| w).collect();
+                    let skip: HashSet<String> = repeated.union(&d.ignored).cloned().collect();
                     let todo: Vec<String> = paragraphs
                         .iter()
                         .map(|p| p.1.clone())
-                        .filter(|t| !d.checked.contains_key(&hash_text(t)))
+                        .filter(|t| !d.checked.contains_key(&check_key(t, &skip)))
                         .collect::<HashSet<_>>()
                         .into_iter()
                         .collect();
-                    let counts = laya_decide::word_counts(&text);
-                    let mut skip: HashSet<String> = counts.into_iter().filter(|(_, n)| *n > 1).map(|(w, _)| w).collect();
-                    skip.extend(d.ignored.iter().cloned());
-                    Some((d.doc.version(), paragraphs, todo, skip, d.last_edit))
+                    Some((d.doc.version(), paragraphs, todo, skip, repeated, d.ignored.clone(), d.last_edit))
                 }
             }) else {
+                if clear {
+                    if let Ok(url) = uri.parse::<Uri>() {
+                        client.publish_diagnostics(url, vec![], None).await;
+                    }
+                }
                 return true;
             };
             let url: Uri = match uri.parse() {
@@ -298,7 +350,7 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
             let found = if todo.is_empty() {
                 vec![]
             } else {
-                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.clone(), skip: skip.clone(), reply }).await {
+                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.clone(), ignored: ignored.clone(), repeated: repeated.clone(), reply }).await {
                     Ok(f) => f,
                     Err(JobError::Stale) => return true, // a newer edit checks again
                     Err(JobError::NoModel(m)) => {
@@ -315,9 +367,9 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
             let diags = {
                 let Some(mut d) = docs.get_mut(uri) else { return true };
                 for (t, issues) in todo.iter().zip(found) {
-                    d.checked.insert(hash_text(t), issues);
+                    d.checked.insert(check_key(t, &skip), issues);
                 }
-                let live: HashSet<u64> = paragraphs.iter().map(|p| hash_text(&p.1)).collect();
+                let live: HashSet<u64> = paragraphs.iter().map(|p| check_key(&p.1, &skip)).collect();
                 d.checked.retain(|h, _| live.contains(h));
                 if d.doc.version() != version {
                     return true; // changed while we checked: the newer check publishes
@@ -325,9 +377,10 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                 let severity = settings.severity();
                 let mut diags = vec![];
                 for (start_char, text) in &paragraphs {
-                    let Some(issues) = d.checked.get(&hash_text(text)) else { continue };
+                    let Some(issues) = d.checked.get(&check_key(text, &skip)) else { continue };
                     for i in issues {
-                        if skip.contains(&i.word.to_lowercase()) {
+                        let w = i.word.to_lowercase();
+                        if ignored.contains(&w) || (i.kind == IssueKind::Misspelling && repeated.contains(&w)) {
                             continue;
                         }
                         let s = start_char + text[..i.start].chars().count();
@@ -338,6 +391,7 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                         diags.push(diagnostic(&d.doc, enc, s, e, i, severity));
                     }
                 }
+                d.published = !diags.is_empty();
                 diags
             };
             client.publish_diagnostics(url, diags, Some(version)).await;
@@ -361,7 +415,8 @@ impl Backend {
                 return Ok(None);
             }
             let cursor = d.doc.offset_of(to_pos(pos), enc);
-            if params.context.selected_completion_info.is_none() {
+            let automatic = params.context.trigger_kind == InlineCompletionTriggerKind::AUTOMATIC;
+            if automatic && params.context.selected_completion_info.is_none() {
                 if let Some((at, rest)) = &d.shown {
                     if *at == cursor {
                         // The writer is typing what the last suggestion said: the rest still stands.
@@ -372,7 +427,12 @@ impl Backend {
             }
             let (from, prefix) = match &params.context.selected_completion_info {
                 // A completion item is selected in the editor's menu: continue as if it were typed.
-                Some(sel) => (d.doc.offset_of(to_pos(sel.range.start), enc), sel.text.clone()),
+                // It is a whole word, and the ghost text must add to it: the next words, after a
+                // space.
+                Some(sel) => {
+                    let text = if sel.text.ends_with(laya_text::is_word_char) { format!("{} ", sel.text) } else { sel.text.clone() };
+                    (d.doc.offset_of(to_pos(sel.range.start), enc), text)
+                }
                 None => (cursor, String::new()),
             };
             self.window_to(&mut d, from);
@@ -399,7 +459,7 @@ impl Backend {
             .await;
         let g = match g {
             Ok(g) => g,
-            Err(JobError::NoModel(_)) => return Ok(None),
+            Err(JobError::NoModel(_) | JobError::Late) => return Ok(None), // nothing to show (yet, or any more)
             Err(e) => return Err(job_error(e)),
         };
         let mut items = vec![];
@@ -409,10 +469,8 @@ impl Backend {
         }
         if let Some(g) = g {
             if !d.rejected.contains(&(cursor, g.insert.clone())) {
-                let replaced = before.get(before.len().saturating_sub(g.replace)..).map_or(0, |t| t.chars().count());
-                let start_char = replace_from.saturating_sub(replaced);
+                let (start_char, text) = replacement(&before, &prefix, replace_from, g.replace, &g.insert);
                 let range = Range::new(from_pos(d.doc.position_of(start_char, enc)), pos);
-                let text = format!("{prefix}{}", g.insert);
                 let full = if g.replace > 0 || !prefix.is_empty() { Some(range) } else { None };
                 d.shown = Some((cursor, g.insert.clone()));
                 items.push(InlineCompletionItem { insert_text: text, filter_text: None, range: full, command: None, insert_text_format: None });
@@ -421,7 +479,7 @@ impl Backend {
         drop(d);
         if invoked && prefix.is_empty() {
             // Asked for explicitly: alternatives too.
-            if let Ok(more) = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 3, reply }).await {
+            if let Ok(more) = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 3, deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms), reply }).await {
                 for sug in more {
                     if sug.insert.is_empty() || items.iter().any(|i| i.insert_text == sug.insert) {
                         continue;
@@ -473,7 +531,7 @@ impl Backend {
 
     fn add_word(&self, word: &str) -> std::result::Result<(), String> {
         let s = self.settings();
-        if let Some(path) = s.user_dictionary.clone() {
+        if let Some(path) = s.dictionary() {
             super::settings::append_word_atomically(&path, word)?;
         }
         self.engine.send(Job::AddWords { words: vec![word.to_string()] });
@@ -549,14 +607,24 @@ impl LanguageServer for Backend {
             }
         }
         self.engine.send(Job::SetBudget { bytes: self.settings().budget_bytes() });
-        if let Some(path) = &self.settings().user_dictionary {
-            match super::settings::read_words(path) {
-                Ok(words) => self.engine.send(Job::AddWords { words }),
-                Err(e) => return Err(Error::invalid_params(format!("userDictionary: {e}"))),
+        let s = self.settings();
+        if let Some(path) = s.dictionary() {
+            match super::settings::read_words(&path) {
+                Ok(words) => self.engine.send(Job::SetUserWords { words }),
+                Err(e) if s.user_dictionary.is_some() => return Err(Error::invalid_params(format!("userDictionary: {e}"))),
+                Err(e) => tracing::warn!("the default user dictionary: {e}"),
             }
         }
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         self.progress_ok.store(progress, std::sync::atomic::Ordering::Release);
+        let versioned = params
+            .capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.workspace_edit.as_ref())
+            .and_then(|e| e.document_changes)
+            .unwrap_or(false);
+        self.versioned_edits_ok.store(versioned, std::sync::atomic::Ordering::Release);
         // Position encodings: UTF-8 or UTF-32 when offered (cheaper than UTF-16), else UTF-16.
         let offered: Vec<PositionEncodingKind> =
             params.capabilities.general.and_then(|g| g.position_encodings).unwrap_or_default();
@@ -620,6 +688,7 @@ impl LanguageServer for Backend {
                 rejected: HashSet::new(),
                 last_edit: len + 1,
                 too_long: false,
+                published: false,
             },
         );
         self.schedule_check(uri, 0);
@@ -662,6 +731,18 @@ impl LanguageServer for Backend {
                         }
                     }
                 }
+                // Rejections after the edit move with the text they were made at.
+                let (start, old_end, new_end) = (edit.start_char, edit.start_char + edit.removed_chars(), edit.new_end_char);
+                if d.rejected.iter().any(|(at, _)| *at > start) {
+                    d.rejected = std::mem::take(&mut d.rejected)
+                        .into_iter()
+                        .filter_map(|(at, t)| match at {
+                            at if at <= start => Some((at, t)),
+                            at if at >= old_end => Some((at - old_end + new_end, t)),
+                            _ => None, // its text was replaced
+                        })
+                        .collect();
+                }
                 if d.rejected.len() > 256 {
                     d.rejected.clear();
                 }
@@ -685,6 +766,11 @@ impl LanguageServer for Backend {
         // Keys given override the current settings; keys left out keep theirs (Zed sends `{}`
         // right after start-up, which must not undo the initializationOptions).
         let v = params.settings.get("laya").cloned().unwrap_or(params.settings);
+        if !v.is_object() {
+            // `null` (a client that only says "something changed"): nothing to apply.
+            tracing::debug!("didChangeConfiguration without settings: kept the current ones");
+            return;
+        }
         let merged = match (serde_json::to_value(self.settings()), v) {
             (Ok(Value::Object(mut cur)), Value::Object(new)) => {
                 for (k, val) in new {
@@ -706,9 +792,12 @@ impl LanguageServer for Backend {
                     *cur = new.clone();
                 }
                 self.engine.send(Job::SetBudget { bytes: new.budget_bytes() });
-                if let Some(path) = &new.user_dictionary {
-                    if let Ok(words) = super::settings::read_words(path) {
-                        self.engine.send(Job::AddWords { words });
+                // The dictionary is read again (another file, or this one edited by hand): its
+                // words replace the ones known before.
+                if let Some(path) = new.dictionary() {
+                    match super::settings::read_words(&path) {
+                        Ok(words) => self.engine.send(Job::SetUserWords { words }),
+                        Err(e) => self.client.show_message(MessageType::ERROR, format!("Laya settings: userDictionary: {e}")).await,
                     }
                 }
                 if reload {
@@ -726,7 +815,7 @@ impl LanguageServer for Backend {
         let pos = params.text_document_position.position;
         let enc = self.enc();
         let invoked = params.context.as_ref().is_some_and(|c| c.trigger_kind == CompletionTriggerKind::INVOKED);
-        let (version, before, word_start) = {
+        let (version, before, word_start, at_line_end) = {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 return Err(Error::invalid_params(format!("{uri} is not open")));
             };
@@ -736,30 +825,50 @@ impl LanguageServer for Backend {
             let cursor = d.doc.offset_of(to_pos(pos), enc);
             self.window_to(&mut d, cursor);
             let before = d.doc.rope().slice(d.anchor..cursor).to_string();
-            let word: String = before.chars().rev().take_while(|&c| laya_text::is_word_char(c)).collect();
+            let word = last_word(&before).to_string();
             let n = word.chars().count();
-            // Automatic completion only inside a word that is not already whole: a popup after a
-            // finished word would catch the Enter meant for a new line.
-            if !invoked && (n == 0 || (n >= 2 && laya_text::is_word(&word) && before.ends_with(char::is_whitespace))) {
+            // Next words after a space only when asked for: clients ask by themselves as a word
+            // is typed (and say "invoked" then too), never after a space.
+            if !invoked && n == 0 {
                 return Ok(None);
             }
-            (d.doc.version(), before, cursor - n)
+            let line = d.doc.rope().char_to_line(cursor);
+            let line_end = d.doc.line_range(line).map_or(cursor, |r| r.end);
+            let at_line_end = d.doc.rope().slice(cursor..line_end.max(cursor)).chars().all(char::is_whitespace);
+            (d.doc.version(), before, cursor - n, at_line_end)
         };
         if !laya_text::is_prose_at(&before, before.len()) {
             return Ok(None);
         }
-        let r = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 5, reply }).await;
+        let r = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 5, deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms), reply }).await;
         let sugg = match r {
             Ok(s) => s,
-            Err(JobError::NoModel(_)) => return Ok(None),
+            Err(JobError::NoModel(_) | JobError::Late) => return Ok(None), // nothing to show (yet, or any more)
             Err(e) => return Err(job_error(e)),
         };
+        // A word that reads as finished, at the end of a line, gets no menu however the request
+        // came: the Enter that follows is meant for a new line, not for "there" after "the".
+        // Finished: the model finds the word as typed likelier than any longer one ("the"), not
+        // a word's beginning that happens to be one too ("Pa" before "Paris").
+        let typed = last_word(&before);
+        if at_line_end && !typed.is_empty() {
+            let own = sugg.iter().find(|x| x.kind == SuggestionKind::CompleteWord && x.word == typed).map(|x| x.logprob);
+            let longer = sugg.iter().filter(|x| x.kind == SuggestionKind::CompleteWord && x.word != typed).map(|x| x.logprob).fold(f32::NEG_INFINITY, f32::max);
+            if own.is_some_and(|o| o >= longer) {
+                return Ok(None);
+            }
+        }
         let Some(d) = self.docs.get(&uri) else { return Ok(None) };
         let start = from_pos(d.doc.position_of(word_start, enc));
         let items: Vec<CompletionItem> = sugg
             .iter()
             .enumerate()
-            .filter(|(_, x)| x.kind == SuggestionKind::CompleteWord || invoked)
+            // Inside a word, the rest of it (not the word as typed: accepting it would do
+            // nothing but eat a key); after a space, the next word.
+            .filter(|(_, x)| match last_word(&before) {
+                "" => x.kind == SuggestionKind::NextWord,
+                typed => x.kind == SuggestionKind::CompleteWord && x.word != typed,
+            })
             .map(|(i, x)| {
                 let (range, text) = match x.kind {
                     SuggestionKind::CompleteWord => (Range::new(start, pos), x.word.clone()),
@@ -782,16 +891,37 @@ impl LanguageServer for Backend {
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri.clone();
+        let enc = self.enc();
+        let versioned = self.versioned_edits_ok.load(std::sync::atomic::Ordering::Acquire);
         let mut out: Vec<CodeActionOrCommand> = vec![];
         for diag in params.context.diagnostics.iter().filter(|d| d.source.as_deref() == Some("laya")) {
             let Some(data) = &diag.data else { continue };
             let word = data["word"].as_str().unwrap_or_default().to_string();
+            // A fix replaces the flagged word only while that word is still what the range holds
+            // (a diagnostic from before an edit elsewhere on the line would overwrite other text).
+            let version = {
+                let Some(d) = self.docs.get(&key(&uri)) else { continue };
+                let (s, e) = (d.doc.offset_of(to_pos(diag.range.start), enc), d.doc.offset_of(to_pos(diag.range.end), enc));
+                if s > e || d.doc.rope().slice(s..e) != word.as_str() {
+                    continue;
+                }
+                d.doc.version()
+            };
             let suggestions: Vec<String> =
                 data["suggestions"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(String::from)).collect();
             for (i, s) in suggestions.iter().enumerate() {
-                let edit = WorkspaceEdit {
-                    changes: Some(HashMap::from([(uri.clone(), vec![TextEdit { range: diag.range, new_text: s.clone() }])])),
-                    ..Default::default()
+                let te = TextEdit { range: diag.range, new_text: s.clone() };
+                // Versioned where the client takes it: an edit for an older text is refused there.
+                let edit = if versioned {
+                    WorkspaceEdit {
+                        document_changes: Some(DocumentChanges::Edits(vec![TextDocumentEdit {
+                            text_document: OptionalVersionedTextDocumentIdentifier { uri: uri.clone(), version: Some(version) },
+                            edits: vec![OneOf::Left(te)],
+                        }])),
+                        ..Default::default()
+                    }
+                } else {
+                    WorkspaceEdit { changes: Some(HashMap::from([(uri.clone(), vec![te])])), ..Default::default() }
                 };
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
                     title: format!("Replace with \"{s}\""),
@@ -847,5 +977,26 @@ impl LanguageServer for Backend {
         }
         self.recheck_all();
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replacement;
+
+    #[test]
+    fn an_inline_item_replaces_only_what_its_suggestion_replaces() {
+        // No selected completion: "Please seperat|" -> "separate" over the typed word.
+        assert_eq!(replacement("Please seperat", "", 14, 7, "separate"), (7, "separate".into()));
+        // A plain continuation: nothing replaced, inserted at the cursor.
+        assert_eq!(replacement("I went to the ", "", 14, 0, "store"), (14, "store".into()));
+        // A selected completion "seperat" over "sep|" (from = 4): the suggestion corrects the
+        // selected text, so the item is the correction alone, from the selection's start.
+        assert_eq!(replacement("Yes seperat", "seperat", 4, 7, "separate"), (4, "separate".into()));
+        // It corrects only the end of the selected text: the rest of the selection stays.
+        assert_eq!(replacement("Yes the", "the", 4, 0, " end"), (4, "the end".into()));
+        assert_eq!(replacement("Yes thx", "thx", 4, 1, "e"), (4, "the".into()));
+        // It reaches back past the selection into the document ("a selected" -> ...).
+        assert_eq!(replacement("I écrit x", "x", 8, 3, "yz"), (6, "yz".into()));
     }
 }

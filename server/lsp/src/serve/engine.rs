@@ -20,6 +20,8 @@ use tokio::sync::oneshot;
 pub enum JobError {
     /// A newer version of the document exists, or a newer request replaced this one.
     Stale,
+    /// It waited for the model past its deadline (the latency budget): the moment has passed.
+    Late,
     /// The model is not loaded (yet, or it failed to load).
     NoModel(String),
     Failed(String),
@@ -33,13 +35,17 @@ pub enum Job {
     /// Ghost text after `before` (the context window up to the cursor); not started after
     /// `deadline` (a suggestion that late would only distract).
     Ghost { doc: String, version: i32, before: String, after: String, opts: GhostOptions, deadline: Instant, reply: Reply<Option<Ghost>> },
-    /// Up to `n` completions after `before`.
-    Complete { doc: String, version: i32, before: String, n: usize, reply: Reply<Vec<Suggestion>> },
-    /// Issues of each paragraph; `skip` are words to leave alone in this document.
-    Check { doc: String, version: i32, paragraphs: Vec<String>, skip: HashSet<String>, reply: Reply<Vec<Vec<Issue>>> },
+    /// Up to `n` completions after `before`; not started after `deadline`, like ghost text.
+    Complete { doc: String, version: i32, before: String, n: usize, deadline: Instant, reply: Reply<Vec<Suggestion>> },
+    /// Issues of each paragraph. `ignored`: words to leave alone in this document; `repeated`:
+    /// words used more than once, left alone unless the lexicon knows them (a known word can
+    /// still be the wrong one: "their" for "there").
+    Check { doc: String, version: i32, paragraphs: Vec<String>, ignored: HashSet<String>, repeated: HashSet<String>, reply: Reply<Vec<Vec<Issue>>> },
     Rank { context: String, candidates: Vec<String>, reply: Reply<Vec<Ranked>> },
     /// Words the user added to the dictionary.
     AddWords { words: Vec<String> },
+    /// The user dictionary's words, replacing those known before (its file changed).
+    SetUserWords { words: Vec<String> },
     /// Frees a closed document's cache.
     Close { doc: String },
     SetBudget { bytes: usize },
@@ -80,8 +86,8 @@ impl Job {
         }
     }
 
-    fn drop_stale(self) {
-        let e = Err(JobError::Stale);
+    fn drop_with(self, e: JobError) {
+        let e = Err(e);
         match self {
             Job::Ghost { reply, .. } => drop(reply.send(e.map(|_: ()| None))),
             Job::Complete { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
@@ -104,9 +110,12 @@ pub struct Stats {
     pub reused_suggestions: u64,
     /// Suggestion jobs for a document whose cache had been evicted (its context prefilled again).
     pub cache_misses: u64,
-    /// Milliseconds the engine spent on recent ghost and check jobs (the last 2,000 of each).
+    /// Milliseconds the engine spent on recent ghost and check jobs (the last 2,000 of each;
+    /// checks that ran to the end, not those that gave way to a keystroke).
     pub ghost_ms: Vec<f64>,
     pub check_ms: Vec<f64>,
+    /// Checks that gave way to a keystroke before the end (their rest is checked later).
+    pub checks_interrupted: u64,
 }
 
 /// The handle handlers hold.
@@ -233,19 +242,22 @@ impl Worker {
             if job.is_urgent() {
                 self.urgent.fetch_sub(1, Ordering::AcqRel);
             }
-            // A newer suggestion job for the same document makes this one stale.
+            // A newer suggestion job of the same kind for the same document makes this one stale
+            // (a client may ask for ghost text and completion items on one keystroke: both stand).
             let superseded = job.is_suggestion()
                 && job.doc_version().is_some_and(|(d, _)| {
-                    queue.iter().any(|q| q.is_suggestion() && q.doc_version().is_some_and(|(d2, _)| d2 == d))
+                    queue.iter().any(|q| {
+                        std::mem::discriminant(q) == std::mem::discriminant(&job) && q.doc_version().is_some_and(|(d2, _)| d2 == d)
+                    })
                 });
             let old = job.doc_version().is_some_and(|(d, v)| self.versions.get(d).is_some_and(|cur| *cur > v));
-            let late = matches!(&job, Job::Ghost { deadline, .. } if Instant::now() > *deadline);
+            let late = matches!(&job, Job::Ghost { deadline, .. } | Job::Complete { deadline, .. } if Instant::now() > *deadline);
             // A job for a document closed meanwhile (its Close may have gone first) would
             // only make a cache nobody frees.
             let gone = job.doc_version().is_some_and(|(d, _)| !self.versions.contains_key(d));
             if superseded || old || late || gone || job.reply_closed() {
                 self.stats.stale_dropped += 1;
-                job.drop_stale();
+                job.drop_with(if late && !(superseded || old || gone) { JobError::Late } else { JobError::Stale });
                 continue;
             }
             self.stats.jobs += 1;
@@ -256,6 +268,7 @@ impl Worker {
                 _ => 0,
             };
             let t = Instant::now();
+            let interrupted_before = self.stats.checks_interrupted;
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
             // A check grows the shared check cache without going through put_cache: keep the
             // total under the budget after every job (least recently used first).
@@ -263,7 +276,7 @@ impl Worker {
             let ms = t.elapsed().as_secs_f64() * 1e3;
             let v = match kind {
                 1 => Some(&mut self.stats.ghost_ms),
-                2 => Some(&mut self.stats.check_ms),
+                2 if self.stats.checks_interrupted == interrupted_before => Some(&mut self.stats.check_ms),
                 _ => None,
             };
             if let Some(v) = v {
@@ -365,7 +378,7 @@ impl Worker {
                 let _ = reply.send(r);
                 self.put_cache(doc, cache);
             }
-            Job::Check { paragraphs, skip, reply, .. } => {
+            Job::Check { paragraphs, ignored, repeated, reply, .. } => {
                 let Some(speller) = self.speller.as_ref() else {
                     let _ = reply.send(Err(JobError::NoModel("no lexicon loaded".into())));
                     return;
@@ -375,10 +388,15 @@ impl Worker {
                 let interrupt = move || urgent.load(Ordering::Acquire) > 0;
                 let mut out = Vec::with_capacity(paragraphs.len());
                 for p in &paragraphs {
-                    match speller.check(model, &mut self.check_cache, p, 0, &|w: &str| skip.contains(&w.to_lowercase()), &interrupt) {
+                    let skip = |w: &str| {
+                        let lw = w.to_lowercase();
+                        ignored.contains(&lw) || (repeated.contains(&lw) && !speller.is_known(w))
+                    };
+                    match speller.check(model, &mut self.check_cache, p, 0, &skip, &interrupt) {
                         Ok(issues) => out.push(issues),
                         Err(laya_decide::DecideError::Interrupted) => {
                             // Give back what is done; the caller checks the rest later.
+                            self.stats.checks_interrupted += 1;
                             let _ = reply.send(Ok(out));
                             return;
                         }
@@ -403,8 +421,16 @@ impl Worker {
                     if let Some(s) = self.speller.as_mut() {
                         s.add_user_word(&w);
                     }
-                    self.user_words.push(w);
+                    if !self.user_words.contains(&w) {
+                        self.user_words.push(w);
+                    }
                 }
+            }
+            Job::SetUserWords { words } => {
+                if let Some(s) = self.speller.as_mut() {
+                    s.set_user_words(&words);
+                }
+                self.user_words = words;
             }
             Job::Close { doc } => {
                 self.caches.remove(&doc);

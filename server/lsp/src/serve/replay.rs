@@ -87,6 +87,7 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         "ghost_text": crate::cli::percentiles(ghost_ms),
         "ghost_engine": crate::cli::percentiles(nums("ghost_ms")),
         "typo_recheck_engine": crate::cli::percentiles(nums("check_ms")),
+        "typo_rechecks_interrupted": e["checks_interrupted"],
         "suggestions_shown": shown,
         "answered_without_the_model": typed.saturating_sub(ghost_jobs),
         "reused_suggestions": e["reused_suggestions"],

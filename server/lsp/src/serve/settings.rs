@@ -29,7 +29,8 @@ pub struct Settings {
     pub threshold: f32,
     /// A ghost-text request still waiting for the model after this long is dropped (ms).
     pub latency_budget_ms: u64,
-    /// One word per line; "Add to dictionary" appends to it.
+    /// One word per line; "Add to dictionary" appends to it. Default:
+    /// `$XDG_CONFIG_HOME/laya/dictionary.txt` (`~/.config/laya/dictionary.txt`).
     pub user_dictionary: Option<PathBuf>,
     /// error, warning, information or hint.
     pub diagnostic_severity: String,
@@ -107,6 +108,18 @@ impl Settings {
         self.languages.iter().any(|l| canon(l) == want)
     }
 
+    /// The user dictionary in use: the setting, else the default file under the user's config
+    /// folder (None only without $HOME).
+    pub fn dictionary(&self) -> Option<PathBuf> {
+        self.user_dictionary.clone().or_else(|| {
+            let config = std::env::var_os("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".config")))?;
+            Some(config.join("laya").join("dictionary.txt"))
+        })
+    }
+
     pub fn budget_bytes(&self) -> usize {
         (self.memory_budget_mb as usize) << 20
     }
@@ -131,8 +144,18 @@ pub fn read_words(path: &Path) -> Result<Vec<String>, String> {
 }
 
 /// Adds `word` to the dictionary at `path` by writing a new file beside it and renaming it over
-/// the old one, so a crash leaves either the old or the new file, never half of one.
+/// the old one, so a crash leaves either the old or the new file, never half of one. A symbolic
+/// link (a dictionary kept in a dotfiles repository) stays a link: the file it points to is
+/// the one replaced.
 pub fn append_word_atomically(path: &Path, word: &str) -> Result<(), String> {
+    let resolved;
+    let path = match std::fs::canonicalize(path) {
+        Ok(p) if p != path => {
+            resolved = p;
+            resolved.as_path()
+        }
+        _ => path,
+    };
     let mut words = read_words(path)?;
     if words.iter().any(|w| w == word) {
         return Ok(());
@@ -141,8 +164,16 @@ pub fn append_word_atomically(path: &Path, word: &str) -> Result<(), String> {
     words.push(word.to_string());
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let tmp = dir.join(format!(".{}.laya-tmp", path.file_name().map_or("dictionary".into(), |n| n.to_string_lossy())));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    // Two servers (two editors) may add words at once: each writes its own temporary file.
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = path.file_name().map_or("dictionary".into(), |n| n.to_string_lossy());
+    let tmp = dir.join(format!(".{name}.{}-{n}.laya-tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     let mut text = old;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
@@ -150,7 +181,10 @@ pub fn append_word_atomically(path: &Path, word: &str) -> Result<(), String> {
     text.push_str(word);
     text.push('\n');
     f.write_all(text.as_bytes()).and_then(|_| f.sync_all()).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("cannot replace {}: {e}", path.display())
+    })
 }
 
 #[cfg(test)]
@@ -182,5 +216,27 @@ mod tests {
         append_word_atomically(&p, "Laya").unwrap();
         append_word_atomically(&p, "MLX").unwrap();
         assert_eq!(read_words(&p).unwrap(), ["Laya", "MLX"]);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1, "no temporary file left behind");
+    }
+
+    #[test]
+    fn a_linked_dictionary_stays_a_link() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("dotfiles-words.txt");
+        std::fs::write(&real, "Laya\n").unwrap();
+        let link = d.path().join("words.txt");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        append_word_atomically(&link, "MLX").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(read_words(&real).unwrap(), ["Laya", "MLX"]);
+    }
+
+    #[test]
+    fn the_default_dictionary_is_under_the_config_folder() {
+        let s = Settings { user_dictionary: Some("/x/words.txt".into()), ..Settings::default() };
+        assert_eq!(s.dictionary().unwrap(), PathBuf::from("/x/words.txt"));
+        if let Some(p) = Settings::default().dictionary() {
+            assert!(p.ends_with("laya/dictionary.txt"), "{}", p.display());
+        }
     }
 }
