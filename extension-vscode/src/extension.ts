@@ -386,7 +386,7 @@ class Laya implements vscode.Disposable {
         }
         const dict = readSettings().settings.userDictionary;
         vscode.window.setStatusBarMessage(
-            dict ? `Laya: added "${word}" to ${dict}` : `Laya: added "${word}" until the server stops (set laya.userDictionary to keep it)`,
+            `Laya: added "${word}" to ${dict || '~/.config/laya/dictionary.txt'}`,
             5000,
         );
     }
