@@ -141,13 +141,12 @@ pub(crate) struct Projections {
 
 impl Projections {
     fn new(parts: Vec<Linear>, sizes: Vec<i32>) -> Result<Self> {
-        // Only where Laya's CPU kernels run (stacking saves per-node overhead there). On an H200
-        // the forward gave wrong, run-to-run different results and an illegal memory access
-        // (Dec 2026); the cause is not found yet, so the GPU keeps mlx-lm's separate projections
-        // and does not run on stacked-output slices (LAYA_STACK_PROJECTIONS=1 stacks them there too).
+        // Only where Laya's CPU kernels run (stacking saves per-node overhead there). On an H200,
+        // MLX CUDA gives wrong results for stacked projections: the load-time GPU check found the
+        // forward parting from the CPU's at layer 8 (0.14 relative; bench/README.md, Dec 2026).
+        // So the GPU keeps mlx-lm's separate projections.
         let on_laya_cpu = parts.iter().all(|p| p.laya_parts().is_some());
-        let stack = on_laya_cpu || std::env::var("LAYA_STACK_PROJECTIONS").as_deref() == Ok("1");
-        let fused = if stack { Linear::stack(&parts)? } else { None };
+        let fused = if on_laya_cpu { Linear::stack(&parts)? } else { None };
         Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes })
     }
 
