@@ -81,6 +81,17 @@ const CONFUSION_SETS: &[&[&str]] = &[
 /// log-probability (with the text after it) must beat the word's by this many nats.
 const REAL_WORD_MARGIN: f32 = 4.0;
 
+/// A correct-looking word is not scored against its alternatives when, right after the text
+/// before it, its first token is already this many nats likelier than every alternative's:
+/// the words after it would have to turn that round by this much and REAL_WORD_MARGIN more.
+/// The log-probs come free with the context's prefill; the batched forward they save is most
+/// of a re-check's time ("to", "of", "and" are in confusion sets). Overridable with
+/// LAYA_CONTESTED_NATS (for `laya eval context`); infinite turns the shortcut off.
+fn uncontested_nats() -> f32 {
+    static N: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::env::var("LAYA_CONTESTED_NATS").ok().and_then(|v| v.parse().ok()).unwrap_or(8.0))
+}
+
 /// How much better (nats) the likeliest near word must explain the text than a word missing
 /// from the lexicon as written, for that word to be flagged; each unit of edit cost takes
 /// LAMBDA_FLAG nats off the near word.
@@ -231,7 +242,7 @@ impl Speller {
                             continue; // nothing near it: a name or an identifier, not a slip
                         }
                         cands.push((word.to_string(), 0.0));
-                        let scored = self.in_context(model, cache, &text[..start], &cands, right)?;
+                        let scored = self.in_context(model, cache, &text[..start], &cands, right, None)?;
                         let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
                         // Whether it is a slip at all: how much better the likeliest near word
                         // explains the text than the word as written, with a lighter edit penalty
@@ -256,7 +267,7 @@ impl Speller {
             let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
             let mut cands: Vec<(String, f32)> = vec![(word.to_string(), 0.0)];
             cands.extend(others.iter().map(|o| (match_case(o, word), 0.0)));
-            let scored = self.in_context(model, cache, &text[..start], &cands, right)?;
+            let scored = self.in_context(model, cache, &text[..start], &cands, right, Some(uncontested_nats()))?;
             let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
             if let Some(best) = scored.first() {
                 if best.word != word && best.score - own >= REAL_WORD_MARGIN {
@@ -298,7 +309,17 @@ impl Speller {
 
     /// Scores candidates (word, edit cost) as the word after `left`, each followed by `right`;
     /// best first.
-    fn in_context(&self, model: &Model, cache: &mut KvCache, left: &str, cands: &[(String, f32)], right: &str) -> Result<Vec<Correction>> {
+    /// With `uncontested`: when the first candidate's first token leads every other's by that
+    /// many nats after `left`, only it comes back (with its first-token log-prob as its score).
+    fn in_context(
+        &self,
+        model: &Model,
+        cache: &mut KvCache,
+        left: &str,
+        cands: &[(String, f32)],
+        right: &str,
+        uncontested: Option<f32>,
+    ) -> Result<Vec<Correction>> {
         if cands.is_empty() {
             return Ok(vec![]);
         }
@@ -306,7 +327,7 @@ impl Speller {
         let key = {
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
-            (&model.info.path, model.info.load_time, lead, left, right).hash(&mut h);
+            (&model.info.path, model.info.load_time, lead, left, right, uncontested.map(f32::to_bits)).hash(&mut h);
             for (w, cost) in cands {
                 (w, cost.to_bits()).hash(&mut h);
             }
@@ -315,7 +336,7 @@ impl Speller {
         if let Some(hit) = self.memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
             return Ok(hit);
         }
-        let out = self.in_context_uncached(model, cache, lead, left, cands, right)?;
+        let out = self.in_context_uncached(model, cache, lead, left, cands, right, uncontested)?;
         if let Ok(mut m) = self.memo.lock() {
             if m.len() >= MEMO_MAX {
                 m.clear();
@@ -325,7 +346,17 @@ impl Speller {
         Ok(out)
     }
 
-    fn in_context_uncached(&self, model: &Model, cache: &mut KvCache, lead: &str, left: &str, cands: &[(String, f32)], right: &str) -> Result<Vec<Correction>> {
+    #[allow(clippy::too_many_arguments)]
+    fn in_context_uncached(
+        &self,
+        model: &Model,
+        cache: &mut KvCache,
+        lead: &str,
+        left: &str,
+        cands: &[(String, f32)],
+        right: &str,
+        uncontested: Option<f32>,
+    ) -> Result<Vec<Correction>> {
         let ids = model.tokenizer.encode(left)?;
         if ids.is_empty() {
             // Nothing before the word to condition on: rank on its own.
@@ -344,6 +375,14 @@ impl Speller {
             .iter()
             .map(|(w, _)| model.tokenizer.encode(&format!("{lead}{w}{right}")))
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        if let Some(nats) = uncontested.filter(|n| n.is_finite()) {
+            let lp = model.next_logprobs(cache)?;
+            let first = |t: &[u32]| t.first().and_then(|&id| lp.get(id as usize).copied()).unwrap_or(f32::NEG_INFINITY);
+            let own = first(&toks[0]);
+            if toks[1..].iter().all(|t| t.first() != toks[0].first() && first(t) + nats <= own) {
+                return Ok(vec![Correction { word: cands[0].0.clone(), score: own }]);
+            }
+        }
         let scores = model.score(cache, &toks)?;
         let mut out: Vec<Correction> = cands
             .iter()
