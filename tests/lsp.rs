@@ -610,6 +610,42 @@ fn which(program: &str, var: &str) -> String {
     p
 }
 
+/// `$/cancelRequest`: a request cancelled while it waits behind a long job for the model is
+/// answered RequestCancelled at once, without waiting for that job, and the server goes on.
+#[test]
+fn a_cancelled_request_is_answered_at_once() {
+    let mut c = Client::start(json!({"latencyBudgetMs": 60000}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let uri = "file:///tmp/laya-test/cancel.md";
+    c.open(uri, "markdown", "The capital of France is ");
+    // A ranking of many long candidates after a long context holds the model for seconds.
+    let context = "A long paragraph of prose to keep the model busy for a while. ".repeat(30);
+    let candidates: Vec<String> = (0..48).map(|i| format!(" candidate number {i}, followed by a good many words of its own")).collect();
+    c.next_id += 2;
+    let (rank_id, ghost_id) = (c.next_id - 1, c.next_id);
+    c.send(&json!({"jsonrpc": "2.0", "id": rank_id, "method": "laya/rank", "params": {"context": context, "candidates": candidates}}));
+    c.send(&json!({"jsonrpc": "2.0", "id": ghost_id, "method": "textDocument/inlineCompletion",
+                   "params": {"textDocument": {"uri": uri}, "position": pos(0, 25), "context": {"triggerKind": 1}}}));
+    let sent = Instant::now();
+    c.notify("$/cancelRequest", json!({"id": ghost_id}));
+    let mut answers: Vec<(Value, Duration)> = vec![];
+    while answers.len() < 2 {
+        let m = c.rx.recv_timeout(Duration::from_secs(120)).expect("an answer");
+        if let Some(r) = c.take(m) {
+            answers.push((r, sent.elapsed()));
+        }
+    }
+    let (ghost, ghost_at) = answers.iter().find(|(r, _)| r["id"] == ghost_id).cloned().unwrap();
+    let (rank, rank_at) = answers.iter().find(|(r, _)| r["id"] == rank_id).cloned().unwrap();
+    assert_eq!(ghost["error"]["code"], -32800, "{ghost}");
+    assert!(rank["result"]["ranked"].as_array().is_some_and(|a| a.len() == 48), "{rank}");
+    assert!(ghost_at < rank_at, "the cancelled request was answered after the long job ({ghost_at:?}, {rank_at:?})");
+    // And the next request is served as usual.
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, 25), "context": {"triggerKind": 2}}));
+    assert_eq!(r["result"]["items"][0]["insertText"], "Paris", "{r}");
+    c.shutdown();
+}
+
 /// `shutdown` and `exit` while requests are in flight, and a client that goes away in the
 /// middle of a request: the server exits cleanly and promptly either way.
 #[test]
