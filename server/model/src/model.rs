@@ -54,6 +54,10 @@ pub struct Model {
     weights: Weights,
     /// A one-element array standing in for absent inputs of the fused block kernel.
     dummy: Array,
+    /// Forward passes run, and the token positions they computed (rows x length), for profiling
+    /// what a decision costs (`laya bench --replay` reports forwards per ghost-text job).
+    forwards: std::sync::atomic::AtomicU64,
+    forward_tokens: std::sync::atomic::AtomicU64,
 }
 
 /// Log-probs of one candidate continuation.
@@ -166,7 +170,15 @@ impl Model {
             cpu_kernels,
             gpu_check: None,
         };
-        Ok(Model { config, tokenizer, info, weights, dummy: Array::from_slice(&[0f32], &[1]) })
+        Ok(Model {
+            config,
+            tokenizer,
+            info,
+            weights,
+            dummy: Array::from_slice(&[0f32], &[1]),
+            forwards: Default::default(),
+            forward_tokens: Default::default(),
+        })
     }
 
     fn check_ids(&self, ids: &[u32]) -> Result<()> {
@@ -182,6 +194,12 @@ impl Model {
         self.hidden_traced(batch, cache, None)
     }
 
+    /// Forward passes run so far, and the token positions they computed.
+    pub fn forward_count(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.forwards.load(Relaxed), self.forward_tokens.load(Relaxed))
+    }
+
     /// [`Model::hidden`], pushing each layer's output onto `trace` when given (for checking one
     /// device against another).
     pub(crate) fn hidden_traced(&self, batch: &[Vec<u32>], cache: &mut KvCache, mut trace: Option<&mut Vec<Array>>) -> Result<Array> {
@@ -190,6 +208,8 @@ impl Model {
         if b == 0 || l == 0 || batch.iter().any(|r| r.len() != l as usize) {
             return Err(ModelError::Input("a forward needs a non-empty batch of equal-length rows".into()));
         }
+        self.forwards.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.forward_tokens.fetch_add((b * l) as u64, std::sync::atomic::Ordering::Relaxed);
         for row in batch {
             self.check_ids(row)?;
         }

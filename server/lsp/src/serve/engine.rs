@@ -116,6 +116,9 @@ pub struct Stats {
     pub check_ms: Vec<f64>,
     /// Checks that gave way to a keystroke before the end (their rest is checked later).
     pub checks_interrupted: u64,
+    /// Forward passes, and token positions computed, by each recent ghost job that used the model.
+    pub ghost_forwards: Vec<f64>,
+    pub ghost_tokens: Vec<f64>,
 }
 
 /// The handle handlers hold.
@@ -269,6 +272,7 @@ impl Worker {
             };
             let t = Instant::now();
             let interrupted_before = self.stats.checks_interrupted;
+            let forwards_before = self.loaded.as_ref().map(|l| l.model.forward_count());
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
             // A check grows the shared check cache without going through put_cache: keep the
             // total under the budget after every job (least recently used first).
@@ -284,6 +288,16 @@ impl Worker {
                     v.remove(0);
                 }
                 v.push(ms);
+            }
+            if let (1, Some((f0, t0)), Some((f1, t1))) = (kind, forwards_before, self.loaded.as_ref().map(|l| l.model.forward_count())) {
+                if f1 > f0 {
+                    for (v, x) in [(&mut self.stats.ghost_forwards, f1 - f0), (&mut self.stats.ghost_tokens, t1 - t0)] {
+                        if v.len() >= 2_000 {
+                            v.remove(0);
+                        }
+                        v.push(x as f64);
+                    }
+                }
             }
             if r.is_err() {
                 tracing::error!("a decision panicked; the job was dropped");

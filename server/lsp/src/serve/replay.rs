@@ -26,6 +26,16 @@ pub fn run(r: Replay) -> anyhow::Result<Value> {
     rt.block_on(replay(r))
 }
 
+/// Mean, median and 95th percentile of counts.
+fn counts(mut v: Vec<f64>) -> Value {
+    if v.is_empty() {
+        return Value::Null;
+    }
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+    json!({"mean": v.iter().sum::<f64>() / v.len() as f64, "p50": q(0.5), "p95": q(0.95), "n": v.len()})
+}
+
 async fn replay(r: Replay) -> anyhow::Result<Value> {
     let mut c = Client::start(&["utf-16"]).await?;
     let start = Instant::now();
@@ -88,6 +98,10 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         "ghost_engine": crate::cli::percentiles(nums("ghost_ms")),
         "typo_recheck_engine": crate::cli::percentiles(nums("check_ms")),
         "typo_rechecks_interrupted": e["checks_interrupted"],
+        // Where a ghost-text job's time goes: forward passes (each a full trip through the model)
+        // and the token positions they computed.
+        "forwards_per_ghost_job": counts(nums("ghost_forwards")),
+        "token_positions_per_ghost_job": counts(nums("ghost_tokens")),
         "suggestions_shown": shown,
         "answered_without_the_model": typed.saturating_sub(ghost_jobs),
         "reused_suggestions": e["reused_suggestions"],
