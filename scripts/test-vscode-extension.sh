@@ -158,6 +158,9 @@ echo "== installing the .vsix into code-server"
     { cat "$tmp/install.log" >&2; fail "code-server --install-extension $vsix"; }
 ls "$exts" | grep -q '^laya-dev.laya-' || { cat "$tmp/install.log" >&2; fail "the extension is not in $exts after --install-extension"; }
 
+# laya serve's default user dictionary is under $XDG_CONFIG_HOME: the test adds "libary" to it,
+# which must not land in the real one (a later run would find the word known).
+export XDG_CONFIG_HOME="$tmp/config"
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 echo "== starting code-server on 127.0.0.1:$port"
 setsid "$code_server" "${cs_args[@]}" --auth none --bind-addr "127.0.0.1:$port" --disable-telemetry \
