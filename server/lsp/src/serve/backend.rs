@@ -311,7 +311,7 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
     {
         {
             let mut clear = false;
-            let Some((version, paragraphs, todo, skip, repeated, ignored, last_edit)) = ({
+            let Some((version, paragraphs, keys, todo, repeated, ignored, last_edit)) = ({
                 let Some(mut d) = docs.get_mut(uri) else { return true };
                 if !settings.diagnostics || !settings.serves(&d.language) || d.doc.len_chars() > MAX_CHECKED_CHARS {
                     // Checks are off here now: what they published must not stay on screen.
@@ -326,14 +326,16 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                     let counts = laya_decide::word_counts(&text);
                     let repeated: HashSet<String> = counts.into_iter().filter(|(_, n)| *n > 1).map(|(w, _)| w).collect();
                     let skip: HashSet<String> = repeated.union(&d.ignored).cloned().collect();
-                    let todo: Vec<String> = paragraphs
-                        .iter()
-                        .map(|p| p.1.clone())
-                        .filter(|t| !d.checked.contains_key(&check_key(t, &skip)))
-                        .collect::<HashSet<_>>()
-                        .into_iter()
-                        .collect();
-                    Some((d.doc.version(), paragraphs, todo, skip, repeated, d.ignored.clone(), d.last_edit))
+                    // Each paragraph's key, once: it reads the paragraph's words.
+                    let keys: Vec<u64> = paragraphs.iter().map(|p| check_key(&p.1, &skip)).collect();
+                    let mut todo: Vec<(String, u64)> = vec![];
+                    let mut queued = HashSet::new();
+                    for (p, &k) in paragraphs.iter().zip(&keys) {
+                        if !d.checked.contains_key(&k) && queued.insert(k) {
+                            todo.push((p.1.clone(), k));
+                        }
+                    }
+                    Some((d.doc.version(), paragraphs, keys, todo, repeated, d.ignored.clone(), d.last_edit))
                 }
             }) else {
                 if clear {
@@ -350,7 +352,7 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
             let found = if todo.is_empty() {
                 vec![]
             } else {
-                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.clone(), ignored: ignored.clone(), repeated: repeated.clone(), reply }).await {
+                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.iter().map(|t| t.0.clone()).collect(), ignored: ignored.clone(), repeated: repeated.clone(), reply }).await {
                     Ok(f) => f,
                     Err(JobError::Stale) => return true, // a newer edit checks again
                     Err(JobError::NoModel(m)) => {
@@ -366,18 +368,18 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
             let complete = found.len() == todo.len();
             let diags = {
                 let Some(mut d) = docs.get_mut(uri) else { return true };
-                for (t, issues) in todo.iter().zip(found) {
-                    d.checked.insert(check_key(t, &skip), issues);
+                for ((_, k), issues) in todo.iter().zip(found) {
+                    d.checked.insert(*k, issues);
                 }
-                let live: HashSet<u64> = paragraphs.iter().map(|p| check_key(&p.1, &skip)).collect();
+                let live: HashSet<u64> = keys.iter().copied().collect();
                 d.checked.retain(|h, _| live.contains(h));
                 if d.doc.version() != version {
                     return true; // changed while we checked: the newer check publishes
                 }
                 let severity = settings.severity();
                 let mut diags = vec![];
-                for (start_char, text) in &paragraphs {
-                    let Some(issues) = d.checked.get(&check_key(text, &skip)) else { continue };
+                for ((start_char, text), k) in paragraphs.iter().zip(&keys) {
+                    let Some(issues) = d.checked.get(k) else { continue };
                     for i in issues {
                         let w = i.word.to_lowercase();
                         if ignored.contains(&w) || (i.kind == IssueKind::Misspelling && repeated.contains(&w)) {
@@ -865,7 +867,7 @@ impl LanguageServer for Backend {
             .enumerate()
             // Inside a word, the rest of it (not the word as typed: accepting it would do
             // nothing but eat a key); after a space, the next word.
-            .filter(|(_, x)| match last_word(&before) {
+            .filter(|(_, x)| match typed {
                 "" => x.kind == SuggestionKind::NextWord,
                 typed => x.kind == SuggestionKind::CompleteWord && x.word != typed,
             })

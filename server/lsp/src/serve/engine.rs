@@ -284,19 +284,12 @@ impl Worker {
                 _ => None,
             };
             if let Some(v) = v {
-                if v.len() >= 2_000 {
-                    v.remove(0);
-                }
-                v.push(ms);
+                keep_recent(v, ms);
             }
             if let (1, Some((f0, t0)), Some((f1, t1))) = (kind, forwards_before, self.loaded.as_ref().map(|l| l.model.forward_count())) {
                 if f1 > f0 {
-                    for (v, x) in [(&mut self.stats.ghost_forwards, f1 - f0), (&mut self.stats.ghost_tokens, t1 - t0)] {
-                        if v.len() >= 2_000 {
-                            v.remove(0);
-                        }
-                        v.push(x as f64);
-                    }
+                    keep_recent(&mut self.stats.ghost_forwards, (f1 - f0) as f64);
+                    keep_recent(&mut self.stats.ghost_tokens, (t1 - t0) as f64);
                 }
             }
             if r.is_err() {
@@ -506,6 +499,14 @@ impl Worker {
         self.loaded = Some(Loaded { model: m, vocab, name });
         Ok(msg)
     }
+}
+
+/// Appends a sample, keeping the last 2,000.
+fn keep_recent(v: &mut Vec<f64>, x: f64) {
+    if v.len() >= 2_000 {
+        v.remove(0);
+    }
+    v.push(x);
 }
 
 /// A test seam: with LAYA_FAULT_PANIC_ON=WORD in the environment, a suggestion whose context
