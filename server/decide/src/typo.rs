@@ -202,9 +202,13 @@ impl Speller {
     /// context (the text before the part to check, e.g. the previous paragraph). `skip` says
     /// which words to leave alone besides the built-in rules (a per-document ignore list, words
     /// repeated in the document); `interrupt` is asked before each use of the model and stops
-    /// the check with [`DecideError::Interrupted`] when it says so. Uses and moves `cache`. Without a model (not loaded, or
-    /// failed to load) misspellings still get suggestions from the lexicon alone, and real-word
-    /// errors are not looked for.
+    /// the check with [`DecideError::Interrupted`] when it says so. Uses and moves `cache`.
+    /// Without a model (not loaded, or failed to load) misspellings still get suggestions from
+    /// the lexicon alone, and real-word errors are not looked for.
+    ///
+    /// The model's work is one prefill of the text up to the last word it is asked about (the
+    /// log-probs before every earlier word come from the hidden states that prefill keeps),
+    /// then one batched forward per word whose candidates it must score.
     pub fn check(
         &self,
         model: Option<&Model>,
@@ -220,6 +224,8 @@ impl Speller {
         let prose = prose_mask(text);
         let spans = words(text);
         let mut issues = Vec::new();
+        // What to ask the model, word by word.
+        let mut asks: Vec<Ask> = Vec::new();
         for (i, &(start, end)) in spans.iter().enumerate() {
             if start < context_len || !prose.contains(start) {
                 continue;
@@ -229,54 +235,129 @@ impl Speller {
                 continue;
             }
             let right = right_context(text, &spans, i);
-            if model.is_some() && interrupt() {
-                return Err(DecideError::Interrupted);
-            }
-            if !self.is_known(word) {
-                let suggestions = match model {
-                    Some(model) => {
-                        // The word as written competes too: a name or term the model knows in
-                        // this context ("serde" in a changelog) is left alone.
-                        let mut cands = self.context_candidates(word);
-                        if cands.is_empty() {
-                            continue; // nothing near it: a name or an identifier, not a slip
-                        }
-                        cands.push((word.to_string(), 0.0));
-                        let scored = self.in_context(model, cache, &text[..start], &cands, right, None)?;
-                        let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
-                        // Whether it is a slip at all: how much better the likeliest near word
-                        // explains the text than the word as written, with a lighter edit penalty
-                        // than the one that orders the corrections among themselves.
-                        let cost_of = |w: &str| cands.iter().find(|c| c.0 == w).map_or(0.0, |c| c.1);
-                        let best_fit = scored
-                            .iter()
-                            .filter(|c| c.word != word)
-                            .map(|c| c.score + (LAMBDA_CONTEXT - LAMBDA_FLAG) * cost_of(&c.word))
-                            .fold(f32::NEG_INFINITY, f32::max);
-                        if best_fit - own < NON_WORD_MARGIN {
-                            continue;
-                        }
-                        scored.into_iter().filter(|c| c.word != word).collect()
-                    }
-                    None => self.suggest(word, 5),
-                };
-                issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::Misspelling, suggestions });
-                continue;
-            }
-            let Some(model) = model else { continue };
-            let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
-            let mut cands: Vec<(String, f32)> = vec![(word.to_string(), 0.0)];
-            cands.extend(others.iter().map(|o| (match_case(o, word), 0.0)));
-            let scored = self.in_context(model, cache, &text[..start], &cands, right, Some(uncontested_nats()))?;
-            let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
-            if let Some(best) = scored.first() {
-                if best.word != word && best.score - own >= REAL_WORD_MARGIN {
-                    let suggestions = scored.into_iter().filter(|c| c.word != word).collect();
-                    issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::RealWord, suggestions });
+            let (kind, cands, uncontested) = if !self.is_known(word) {
+                if model.is_none() {
+                    let suggestions = self.suggest(word, 5);
+                    issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::Misspelling, suggestions });
+                    continue;
                 }
+                // The word as written competes too: a name or term the model knows in this
+                // context ("serde" in a changelog) is left alone.
+                let mut cands = self.context_candidates(word);
+                if cands.is_empty() {
+                    continue; // nothing near it: a name or an identifier, not a slip
+                }
+                cands.push((word.to_string(), 0.0));
+                (IssueKind::Misspelling, cands, None)
+            } else {
+                if model.is_none() {
+                    continue;
+                }
+                let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
+                let mut cands: Vec<(String, f32)> = vec![(word.to_string(), 0.0)];
+                cands.extend(others.iter().map(|o| (match_case(o, word), 0.0)));
+                (IssueKind::RealWord, cands, Some(uncontested_nats()))
+            };
+            asks.push(Ask { start, end, kind, cands, right, uncontested });
+        }
+        if let Some(model) = model {
+            let scored = self.score_asks(model, cache, text, &asks, interrupt)?;
+            for (ask, scored) in asks.iter().zip(scored) {
+                issues.extend(self.decide(text, ask, scored));
             }
         }
+        issues.sort_by_key(|i| i.start);
         Ok(issues)
+    }
+
+    /// Each ask's candidates scored in context, best first (from the memo where it was asked
+    /// before in the very same context).
+    fn score_asks(&self, model: &Model, cache: &mut KvCache, text: &str, asks: &[Ask], interrupt: &dyn Fn() -> bool) -> Result<Vec<Vec<Correction>>> {
+        let mut out: Vec<Option<Vec<Correction>>> = vec![None; asks.len()];
+        let mut todo = Vec::new(); // (ask, memo key, lead, left ids)
+        for (k, ask) in asks.iter().enumerate() {
+            let (lead, left) = split_lead(&text[..ask.start]);
+            let key = self.memo_key(model, lead, left, ask);
+            match self.memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
+                Some(hit) => out[k] = Some(hit),
+                None => todo.push((k, key, lead, left)),
+            }
+        }
+        if todo.is_empty() {
+            return Ok(out.into_iter().map(Option::unwrap_or_default).collect());
+        }
+        if interrupt() {
+            return Err(DecideError::Interrupted);
+        }
+        let ids: Vec<Vec<u32>> = todo.iter().map(|t| model.tokenizer.encode(t.3)).collect::<std::result::Result<_, _>>()?;
+        // One prefill up to the last word asked about; every earlier word's context is a prefix
+        // of it (subword tokens carry their leading space, so text cut before a space tokenizes
+        // as a prefix of the longer text: checked, not assumed).
+        let longest = ids.iter().max_by_key(|v| v.len()).cloned().unwrap_or_default();
+        let shared = !longest.is_empty() && ids.iter().all(|v| longest.starts_with(v));
+        let mut forks = if shared {
+            model.prefill(cache, &longest)?;
+            model.forks_at(cache, &ids.iter().map(Vec::len).collect::<Vec<_>>())?
+        } else {
+            vec![None; todo.len()]
+        };
+        for (j, (k, key, lead, _)) in todo.iter().enumerate() {
+            let ask = &asks[*k];
+            if ids[j].is_empty() {
+                // Nothing before the word to condition on: rank on its own.
+                out[*k] = Some(self.rank_alone(&ask.cands));
+                continue;
+            }
+            if j > 0 && interrupt() {
+                return Err(DecideError::Interrupted);
+            }
+            let scored = match forks[j].as_mut() {
+                Some(fork) => self.in_context(model, fork, lead, ask)?,
+                None => {
+                    model.prefill(cache, &ids[j])?;
+                    self.in_context(model, cache, lead, ask)?
+                }
+            };
+            if let Ok(mut m) = self.memo.lock() {
+                if m.len() >= MEMO_MAX {
+                    m.clear();
+                }
+                m.insert(*key, scored.clone());
+            }
+            out[*k] = Some(scored);
+        }
+        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+    }
+
+    /// What an ask's scores say: an issue, or none.
+    fn decide(&self, text: &str, ask: &Ask, scored: Vec<Correction>) -> Option<Issue> {
+        let word = &text[ask.start..ask.end];
+        let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
+        let issue = |kind, suggestions| Some(Issue { start: ask.start, end: ask.end, word: word.to_string(), kind, suggestions });
+        match ask.kind {
+            IssueKind::Misspelling => {
+                // Whether it is a slip at all: how much better the likeliest near word explains
+                // the text than the word as written, with a lighter edit penalty than the one
+                // that orders the corrections among themselves.
+                let cost_of = |w: &str| ask.cands.iter().find(|c| c.0 == w).map_or(0.0, |c| c.1);
+                let best_fit = scored
+                    .iter()
+                    .filter(|c| c.word != word)
+                    .map(|c| c.score + (LAMBDA_CONTEXT - LAMBDA_FLAG) * cost_of(&c.word))
+                    .fold(f32::NEG_INFINITY, f32::max);
+                if best_fit - own < NON_WORD_MARGIN {
+                    return None;
+                }
+                issue(IssueKind::Misspelling, scored.into_iter().filter(|c| c.word != word).collect())
+            }
+            IssueKind::RealWord => {
+                let best = scored.first()?;
+                if best.word == word || best.score - own < REAL_WORD_MARGIN {
+                    return None;
+                }
+                issue(IssueKind::RealWord, scored.into_iter().filter(|c| c.word != word).collect())
+            }
+        }
     }
 
     /// The misspelling's candidates the model scores in context: (word, edit cost), the most
@@ -307,84 +388,48 @@ impl Speller {
         !word.is_ascii() && !self.lexicon.contains(word)
     }
 
-    /// Scores candidates (word, edit cost) as the word after `left`, each followed by `right`;
-    /// best first.
-    /// With `uncontested`: when the first candidate's first token leads every other's by that
-    /// many nats after `left`, only it comes back (with its first-token log-prob as its score).
-    fn in_context(
-        &self,
-        model: &Model,
-        cache: &mut KvCache,
-        left: &str,
-        cands: &[(String, f32)],
-        right: &str,
-        uncontested: Option<f32>,
-    ) -> Result<Vec<Correction>> {
-        if cands.is_empty() {
-            return Ok(vec![]);
+    /// The memo's key of an ask: the model, the text around the word, the candidates.
+    fn memo_key(&self, model: &Model, lead: &str, left: &str, ask: &Ask) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (&model.info.path, model.info.load_time, lead, left, ask.right, ask.uncontested.map(f32::to_bits)).hash(&mut h);
+        for (w, cost) in &ask.cands {
+            (w, cost.to_bits()).hash(&mut h);
         }
-        let (lead, left) = split_lead(left);
-        let key = {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            (&model.info.path, model.info.load_time, lead, left, right, uncontested.map(f32::to_bits)).hash(&mut h);
-            for (w, cost) in cands {
-                (w, cost.to_bits()).hash(&mut h);
-            }
-            h.finish()
-        };
-        if let Some(hit) = self.memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
-            return Ok(hit);
-        }
-        let out = self.in_context_uncached(model, cache, lead, left, cands, right, uncontested)?;
-        if let Ok(mut m) = self.memo.lock() {
-            if m.len() >= MEMO_MAX {
-                m.clear();
-            }
-            m.insert(key, out.clone());
-        }
-        Ok(out)
+        h.finish()
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn in_context_uncached(
-        &self,
-        model: &Model,
-        cache: &mut KvCache,
-        lead: &str,
-        left: &str,
-        cands: &[(String, f32)],
-        right: &str,
-        uncontested: Option<f32>,
-    ) -> Result<Vec<Correction>> {
-        let ids = model.tokenizer.encode(left)?;
-        if ids.is_empty() {
-            // Nothing before the word to condition on: rank on its own.
-            let mut out: Vec<Correction> = cands
-                .iter()
-                .map(|(w, cost)| Correction {
-                    word: w.clone(),
-                    score: self.lexicon.log_prior(w).unwrap_or(-30.0) - LAMBDA_ALONE * cost,
-                })
-                .collect();
-            out.sort_by(|a, b| b.score.total_cmp(&a.score));
-            return Ok(out);
-        }
-        model.prefill(cache, &ids)?;
-        let toks = cands
+    /// Candidates ranked on their own (no text before them): prior and edit cost.
+    fn rank_alone(&self, cands: &[(String, f32)]) -> Vec<Correction> {
+        let mut out: Vec<Correction> = cands
             .iter()
-            .map(|(w, _)| model.tokenizer.encode(&format!("{lead}{w}{right}")))
+            .map(|(w, cost)| Correction { word: w.clone(), score: self.lexicon.log_prior(w).unwrap_or(-30.0) - LAMBDA_ALONE * cost })
+            .collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score));
+        out
+    }
+
+    /// Scores an ask's candidates (word, edit cost) as the word after what `cache` holds (its
+    /// context, with the next-token log-probs), each after `lead` and followed by its right
+    /// context; best first. With `uncontested`: when the first candidate's first token leads
+    /// every other's by that many nats, only it comes back (with that log-prob as its score).
+    fn in_context(&self, model: &Model, cache: &mut KvCache, lead: &str, ask: &Ask) -> Result<Vec<Correction>> {
+        let toks = ask
+            .cands
+            .iter()
+            .map(|(w, _)| model.tokenizer.encode(&format!("{lead}{w}{}", ask.right)))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        if let Some(nats) = uncontested.filter(|n| n.is_finite()) {
+        if let Some(nats) = ask.uncontested.filter(|n| n.is_finite()) {
             let lp = model.next_logprobs(cache)?;
             let first = |t: &[u32]| t.first().and_then(|&id| lp.get(id as usize).copied()).unwrap_or(f32::NEG_INFINITY);
             let own = first(&toks[0]);
             if toks[1..].iter().all(|t| t.first() != toks[0].first() && first(t) + nats <= own) {
-                return Ok(vec![Correction { word: cands[0].0.clone(), score: own }]);
+                return Ok(vec![Correction { word: ask.cands[0].0.clone(), score: own }]);
             }
         }
         let scores = model.score(cache, &toks)?;
-        let mut out: Vec<Correction> = cands
+        let mut out: Vec<Correction> = ask
+            .cands
             .iter()
             .zip(scores)
             .map(|((w, cost), s)| Correction { word: w.clone(), score: s.total - LAMBDA_CONTEXT * cost })
@@ -392,6 +437,18 @@ impl Speller {
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(out)
     }
+}
+
+/// A word to ask the model about: its candidates (word, edit cost; the word as written among
+/// them) and the text after it.
+struct Ask<'a> {
+    start: usize,
+    end: usize,
+    kind: IssueKind,
+    cands: Vec<(String, f32)>,
+    right: &'a str,
+    /// For a correct-looking word: see [`uncontested_nats`].
+    uncontested: Option<f32>,
 }
 
 /// Splits the text before a word into the context and the whitespace that leads the word:

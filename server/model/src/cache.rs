@@ -28,6 +28,11 @@ pub struct KvCache {
     pub(crate) tokens: Vec<u32>,
     /// Log-probs of the token after `tokens`: [vocab] f32, when known.
     pub(crate) next_logprobs: Option<Array>,
+    /// The model's last hidden state (after the final norm) at cached positions of a one-row
+    /// cache, in chunks as forwards computed them: (first position, [n, hidden]). Later chunks
+    /// win where they overlap (a trim keeps the stale tail of the chunk it cuts). They let the
+    /// log-probs after any cached position be had for one head matmul, with no forward.
+    pub(crate) hidden: Vec<(usize, Array)>,
 }
 
 impl std::fmt::Debug for KvCache {
@@ -50,9 +55,11 @@ impl KvCache {
         &self.tokens
     }
 
-    /// Bytes held by the key and value buffers (their capacity, which is what they occupy).
+    /// Bytes held by the key and value buffers (their capacity, which is what they occupy) and
+    /// the kept hidden states.
     pub fn nbytes(&self) -> usize {
-        self.layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum()
+        self.layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum::<usize>()
+            + self.hidden.iter().map(|(_, h)| h.nbytes()).sum::<usize>()
     }
 
     /// Positions the buffers can hold before they grow.
@@ -86,6 +93,7 @@ impl KvCache {
         }
         self.tokens.truncate(len);
         self.next_logprobs = None;
+        self.hidden.retain(|(start, _)| *start < len);
         Ok(())
     }
 
@@ -104,6 +112,7 @@ impl KvCache {
             l.values = l.values.take_axis(&idx, 0)?;
         }
         self.next_logprobs = None;
+        self.hidden.clear();
         Ok(())
     }
 
@@ -158,7 +167,57 @@ impl KvCache {
 
     /// Every buffer, for evaluating them together with a forward's outputs.
     pub(crate) fn arrays(&self) -> impl Iterator<Item = &Array> {
-        self.layers.iter().flatten().flat_map(|l| [&l.keys, &l.values])
+        self.layers.iter().flatten().flat_map(|l| [&l.keys, &l.values]).chain(self.hidden.iter().map(|(_, h)| h))
+    }
+
+    /// Keeps the hidden states of positions `start..start + n` ([n, hidden]), merging the
+    /// chunks into one now and then so that a long session of keystrokes does not pile them up.
+    pub(crate) fn keep_hidden(&mut self, start: usize, h: Array) -> Result<()> {
+        self.hidden.push((start, h));
+        if self.hidden.len() > 32 {
+            self.compact_hidden()?;
+        }
+        Ok(())
+    }
+
+    /// One chunk for every position still cached. A chunk that starts at p was computed when
+    /// the cache held p positions, so it replaces every earlier chunk's rows from p on.
+    fn compact_hidden(&mut self) -> Result<()> {
+        let n = self.offset();
+        let mut parts = Vec::new();
+        let mut covered = 0usize;
+        for (k, (start, h)) in self.hidden.iter().enumerate() {
+            let end = self.hidden[k + 1..].iter().map(|(s, _)| *s).fold(start + h.dim(0) as usize, usize::min).min(n);
+            if *start != covered {
+                return Ok(()); // a gap (cannot happen for a one-row cache): leave the chunks be
+            }
+            if end > *start {
+                parts.push(h.try_index(0..(end - start) as i32)?);
+                covered = end;
+            }
+        }
+        if covered != n || parts.is_empty() {
+            return Ok(());
+        }
+        let all = ops::concatenate(&parts.iter().collect::<Vec<_>>(), 0)?;
+        all.eval()?;
+        self.hidden = vec![(0, all)];
+        Ok(())
+    }
+
+    /// The hidden state at cached position `pos`, [1, hidden], if it was kept.
+    pub(crate) fn hidden_row(&self, pos: usize) -> Result<Option<Array>> {
+        if pos >= self.offset() {
+            return Ok(None);
+        }
+        for (start, h) in self.hidden.iter().rev() {
+            let n = h.dim(0) as usize;
+            if (*start..start + n).contains(&pos) {
+                let i = (pos - start) as i32;
+                return Ok(Some(h.try_index(i..i + 1)?));
+            }
+        }
+        Ok(None)
     }
 }
 

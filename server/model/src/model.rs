@@ -282,7 +282,11 @@ impl Model {
         }
         cache.tokens.extend_from_slice(&batch[0]);
         cache.next_logprobs = None;
-        Ok(fast::rms_norm(&x, Some(&self.weights.norm), c.rms_eps)?)
+        let out = fast::rms_norm(&x, Some(&self.weights.norm), c.rms_eps)?;
+        if b == 1 {
+            cache.keep_hidden(offset, out.reshape(&[l, c.hidden as i32])?)?;
+        }
+        Ok(out)
     }
 
     /// Runs layer `i` as one MLX node with Laya's CPU block kernel, when its weights allow it
@@ -363,7 +367,14 @@ impl Model {
             cache.trim(reused)?;
         }
         let new = tokens[reused..].to_vec();
-        let h = self.hidden(&[new.clone()], cache)?;
+        // On the CPU, in blocks that Laya's fused kernels take: a 512-token prompt through MLX's
+        // long-query graph costs ~3x as much per token as eight 64-token blocks.
+        let block = if self.info.cpu_kernels { LAYA_ATTENTION_MAX_QUERIES } else { new.len() };
+        let mut h = None;
+        for piece in new.chunks(block) {
+            h = Some(self.hidden(&[piece.to_vec()], cache)?);
+        }
+        let h = h.expect("at least one new token");
         // [1, hidden]: MLX's CUDA quantized matmul fails on 1-D inputs ("SmallVector out of range").
         let last = h.try_index((0, -1))?.reshape(&[1, -1])?;
         let logits = self.logits(&last)?.reshape(&[-1])?; // [vocab]
@@ -391,6 +402,40 @@ impl Model {
             .as_ref()
             .ok_or_else(|| ModelError::Input("the cache holds no next-token log-probs: prefill first".into()))?;
         Ok(lp.as_slice::<f32>().to_vec())
+    }
+
+    /// Forks of `cache` cut to each of `lens` cached tokens, each holding the log-probs of the
+    /// token after its cut, ready for [`Model::score`] or [`Model::next_logprobs`]. They come
+    /// from the hidden states the forwards kept: one head matmul for all, no forward. None for a
+    /// length of 0, past the cache, or whose hidden state was not kept.
+    pub fn forks_at(&self, cache: &KvCache, lens: &[usize]) -> Result<Vec<Option<KvCache>>> {
+        let mut rows = Vec::new();
+        let mut which = Vec::with_capacity(lens.len());
+        for &len in lens {
+            let row = if len == 0 || cache.rows() != 1 { None } else { cache.hidden_row(len - 1)? };
+            which.push(row.is_some().then_some(rows.len()));
+            rows.extend(row);
+        }
+        if rows.is_empty() {
+            return Ok(vec![None; lens.len()]);
+        }
+        let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?; // [n, hidden]
+        let logits = self.logits(&h)?; // [n, vocab]
+        let lp = logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?;
+        let each: Vec<Array> = (0..rows.len() as i32).map(|i| lp.try_index(i)).collect::<std::result::Result<_, _>>()?;
+        mlx_rs::transforms::eval(each.iter())?;
+        lens.iter()
+            .zip(which)
+            .map(|(&len, w)| {
+                w.map(|i| -> Result<KvCache> {
+                    let mut fork = cache.fork();
+                    fork.trim(len)?;
+                    fork.next_logprobs = Some(each[i].clone());
+                    Ok(fork)
+                })
+                .transpose()
+            })
+            .collect()
     }
 
     /// Scores each candidate continuation of the cached context: one batched forward for all

@@ -83,7 +83,46 @@ fn a_fork_extends_without_touching_the_original() {
     assert_eq!(model.next_logprobs(&cache).unwrap(), before);
     // Buffers grow in steps of 256 positions: 30 layers x (k + v) x 3 kv heads x 64 dims x f32.
     assert_eq!(cache.capacity(), laya_model::KV_STEP);
-    assert_eq!(cache.nbytes(), laya_model::KV_STEP * 30 * 2 * 3 * 64 * 4);
+    // And the hidden state kept for each cached position: 576 f32.
+    assert_eq!(cache.nbytes(), laya_model::KV_STEP * 30 * 2 * 3 * 64 * 4 + ids.len() * 576 * 4);
+}
+
+#[test]
+fn forks_at_earlier_positions_equal_prefills_of_those_prefixes() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode(PROSE).unwrap();
+    assert!(ids.len() > 12);
+    let mut cache = KvCache::new();
+    // Typed in pieces, with an edit that cuts back into a chunk, and one token at a time for
+    // long enough that the kept chunks are merged.
+    model.prefill(&mut cache, &ids[..8]).unwrap();
+    model.prefill(&mut cache, &[&ids[..5], &[ids[0]][..]].concat()).unwrap();
+    for end in 5..=ids.len() {
+        model.prefill(&mut cache, &ids[..end]).unwrap();
+    }
+    for _ in 0..40 {
+        model.prefill(&mut cache, &[&ids[..], &[ids[1]][..]].concat()).unwrap();
+        model.prefill(&mut cache, &ids).unwrap();
+    }
+    let lens = [1, 3, 5, 9, ids.len()];
+    let mut forks = model.forks_at(&cache, &[&lens[..], &[0, ids.len() + 1][..]].concat()).unwrap();
+    assert!(forks[5].is_none() && forks[6].is_none(), "no position before the first or past the end");
+    assert_eq!(cache.offset(), ids.len(), "the cache is left as it was");
+    for (len, fork) in lens.iter().zip(forks.iter_mut()) {
+        let fork = fork.as_mut().expect("every cached position kept its hidden state");
+        assert_eq!(fork.offset(), *len);
+        let fresh = next_lp(&model, &mut KvCache::new(), &ids[..*len]);
+        let got = model.next_logprobs(fork).unwrap();
+        assert!(max_abs_diff(&got, &fresh) < TOL, "at {len}: {}", max_abs_diff(&got, &fresh));
+        // A fork scores as a prefill of its prefix does.
+        let cand = vec![ids[*len - 1], ids[0]];
+        let a = model.score(fork, std::slice::from_ref(&cand)).unwrap();
+        let mut c = KvCache::new();
+        model.prefill(&mut c, &ids[..*len]).unwrap();
+        let b = model.score(&c, std::slice::from_ref(&cand)).unwrap();
+        assert!((a[0].total - b[0].total).abs() < TOL);
+    }
 }
 
 #[test]
@@ -149,4 +188,10 @@ fn the_cache_grows_past_its_first_buffer_and_stays_exact() {
     let pieces = model.next_logprobs(&cache).unwrap();
     let once = next_lp(&model, &mut KvCache::new(), ids);
     assert!(max_abs_diff(&pieces, &once) < TOL, "{}", max_abs_diff(&pieces, &once));
+    // A prefill runs long prompts in 64-token blocks on the CPU: the same numbers as one forward
+    // of the whole prompt (MLX's long-query path).
+    let whole = laya_logits(&model, ids);
+    let vocab = model.config.vocab;
+    let last = log_softmax(&whole[299 * vocab..], vocab);
+    assert!(max_abs_diff(&once, &last) < TOL, "{}", max_abs_diff(&once, &last));
 }

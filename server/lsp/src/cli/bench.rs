@@ -570,17 +570,21 @@ fn replay(args: &Args) -> anyhow::Result<()> {
     out(&row("  of which engine jobs", &report["ghost_engine"]))?;
     out(&row("typo re-check (engine, whole)", &report["typo_recheck_engine"]))?;
     out(&format!("{:<34} {}", "  re-checks cut short by a key", report["typo_rechecks_interrupted"]))?;
-    let (f, t) = (&report["forwards_per_ghost_job"], &report["token_positions_per_ghost_job"]);
-    out(&format!(
-        "{:<34} mean {:.2} (p50 {}, p95 {}); token positions mean {:.1} (p50 {}, p95 {})",
-        "forwards per ghost-text model job",
-        f["mean"].as_f64().unwrap_or(f64::NAN),
-        f["p50"],
-        f["p95"],
-        t["mean"].as_f64().unwrap_or(f64::NAN),
-        t["p50"],
-        t["p95"]
-    ))?;
+    for (name, f, t) in [
+        ("forwards per ghost-text model job", "forwards_per_ghost_job", "token_positions_per_ghost_job"),
+        ("forwards per whole re-check", "forwards_per_recheck", "token_positions_per_recheck"),
+    ] {
+        let (f, t) = (&report[f], &report[t]);
+        out(&format!(
+            "{name:<34} mean {:.2} (p50 {}, p95 {}); token positions mean {:.1} (p50 {}, p95 {})",
+            f["mean"].as_f64().unwrap_or(f64::NAN),
+            f["p50"],
+            f["p95"],
+            t["mean"].as_f64().unwrap_or(f64::NAN),
+            t["p50"],
+            t["p95"]
+        ))?;
+    }
     out(&format!("{:<34} {:.1}%", "keystrokes that re-prefilled", 100.0 * report["reprefill_share"].as_f64().unwrap_or(0.0)))?;
     out(&format!("{:<34} {}", "suggestions shown", report["suggestions_shown"]))?;
     out(&format!("{:<34} {:.1} MB (budget {:.0} MB)", "KV caches", report["cache_bytes"].as_f64().unwrap_or(0.0) / 1e6, report["budget_bytes"].as_f64().unwrap_or(0.0) / 1e6))

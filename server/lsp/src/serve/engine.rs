@@ -119,6 +119,9 @@ pub struct Stats {
     /// Forward passes, and token positions computed, by each recent ghost job that used the model.
     pub ghost_forwards: Vec<f64>,
     pub ghost_tokens: Vec<f64>,
+    /// The same for whole spelling checks.
+    pub check_forwards: Vec<f64>,
+    pub check_tokens: Vec<f64>,
 }
 
 /// The handle handlers hold.
@@ -286,10 +289,16 @@ impl Worker {
             if let Some(v) = v {
                 keep_recent(v, ms);
             }
-            if let (1, Some((f0, t0)), Some((f1, t1))) = (kind, forwards_before, self.loaded.as_ref().map(|l| l.model.forward_count())) {
-                if f1 > f0 {
-                    keep_recent(&mut self.stats.ghost_forwards, (f1 - f0) as f64);
-                    keep_recent(&mut self.stats.ghost_tokens, (t1 - t0) as f64);
+            let whole_check = kind == 2 && self.stats.checks_interrupted == interrupted_before;
+            if let (Some((f0, t0)), Some((f1, t1))) = (forwards_before, self.loaded.as_ref().map(|l| l.model.forward_count())) {
+                let counters = match kind {
+                    1 if f1 > f0 => Some((&mut self.stats.ghost_forwards, &mut self.stats.ghost_tokens)),
+                    2 if whole_check => Some((&mut self.stats.check_forwards, &mut self.stats.check_tokens)),
+                    _ => None,
+                };
+                if let Some((f, t)) = counters {
+                    keep_recent(f, (f1 - f0) as f64);
+                    keep_recent(t, (t1 - t0) as f64);
                 }
             }
             if r.is_err() {

@@ -102,6 +102,8 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         // and the token positions they computed.
         "forwards_per_ghost_job": counts(nums("ghost_forwards")),
         "token_positions_per_ghost_job": counts(nums("ghost_tokens")),
+        "forwards_per_recheck": counts(nums("check_forwards")),
+        "token_positions_per_recheck": counts(nums("check_tokens")),
         "suggestions_shown": shown,
         "answered_without_the_model": typed.saturating_sub(ghost_jobs),
         "reused_suggestions": e["reused_suggestions"],
