@@ -258,7 +258,8 @@ impl Speller {
                 cands.extend(others.iter().map(|o| (match_case(o, word), 0.0)));
                 (IssueKind::RealWord, cands, Some(uncontested_nats()))
             };
-            asks.push(Ask { start, end, kind, cands, right, uncontested });
+            let own = if kind == IssueKind::Misspelling { cands.len() - 1 } else { 0 };
+            asks.push(Ask { start, end, kind, cands, own, right, uncontested });
         }
         if let Some(model) = model {
             let scored = self.score_asks(model, cache, text, &asks, interrupt)?;
@@ -290,13 +291,14 @@ impl Speller {
             return Err(DecideError::Interrupted);
         }
         let ids: Vec<Vec<u32>> = todo.iter().map(|t| model.tokenizer.encode(t.3)).collect::<std::result::Result<_, _>>()?;
-        // One prefill up to the last word asked about; every earlier word's context is a prefix
-        // of it (subword tokens carry their leading space, so text cut before a space tokenizes
-        // as a prefix of the longer text: checked, not assumed).
-        let longest = ids.iter().max_by_key(|v| v.len()).cloned().unwrap_or_default();
-        let shared = !longest.is_empty() && ids.iter().all(|v| longest.starts_with(v));
+        // One prefill, up to the end of the last word asked about and the text after it; every
+        // word's context is a prefix of it (subword tokens carry their leading space, so text
+        // cut before a space tokenizes as a prefix of the longer text: checked, not assumed).
+        let upto = todo.iter().map(|t| asks[t.0].end + asks[t.0].right.len()).max().unwrap_or(0);
+        let full = model.tokenizer.encode(&text[..upto])?;
+        let shared = ids.iter().any(|v| !v.is_empty()) && ids.iter().all(|v| full.starts_with(v));
         let mut forks = if shared {
-            model.prefill(cache, &longest)?;
+            model.prefill(cache, &full)?;
             model.forks_at(cache, &ids.iter().map(Vec::len).collect::<Vec<_>>())?
         } else {
             vec![None; todo.len()]
@@ -312,10 +314,17 @@ impl Speller {
                 return Err(DecideError::Interrupted);
             }
             let scored = match forks[j].as_mut() {
-                Some(fork) => self.in_context(model, fork, lead, ask)?,
+                Some(fork) => {
+                    // The word as written, with the text after it, is in the prefilled text:
+                    // its tokens' log-probs can be read off the cache (when it tokenizes alike).
+                    let n = ids[j].len();
+                    let own = model.tokenizer.encode(&format!("{lead}{}{}", &text[ask.start..ask.end], ask.right))?;
+                    let own_at = (full.get(n..n + own.len()) == Some(&own[..])).then(|| (n..n + own.len()).collect::<Vec<_>>());
+                    self.in_context(model, fork, own_at.map(|p| (&*cache, p)), lead, ask)?
+                }
                 None => {
                     model.prefill(cache, &ids[j])?;
-                    self.in_context(model, cache, lead, ask)?
+                    self.in_context(model, cache, None, lead, ask)?
                 }
             };
             if let Ok(mut m) = self.memo.lock() {
@@ -413,7 +422,10 @@ impl Speller {
     /// context, with the next-token log-probs), each after `lead` and followed by its right
     /// context; best first. With `uncontested`: when the first candidate's first token leads
     /// every other's by that many nats, only it comes back (with that log-prob as its score).
-    fn in_context(&self, model: &Model, cache: &mut KvCache, lead: &str, ask: &Ask) -> Result<Vec<Correction>> {
+    /// `own_at`: a cache holding the text as written and the positions of the word's tokens
+    /// (and the text after it) there: its score is read off that cache, and only the other
+    /// candidates go through a forward.
+    fn in_context(&self, model: &Model, cache: &mut KvCache, own_at: Option<(&KvCache, Vec<usize>)>, lead: &str, ask: &Ask) -> Result<Vec<Correction>> {
         let toks = ask
             .cands
             .iter()
@@ -427,12 +439,23 @@ impl Speller {
                 return Ok(vec![Correction { word: ask.cands[0].0.clone(), score: own }]);
             }
         }
-        let scores = model.score(cache, &toks)?;
+        let own_total = match own_at {
+            Some((full, at)) => model.cached_token_logprobs(full, &at)?.map(|lp| lp.iter().sum::<f32>()),
+            None => None,
+        };
+        let totals: Vec<f32> = match own_total {
+            Some(own) => {
+                let others: Vec<Vec<u32>> = toks.iter().enumerate().filter(|(i, _)| *i != ask.own).map(|(_, t)| t.clone()).collect();
+                let mut rest = model.score(cache, &others)?.into_iter().map(|s| s.total);
+                (0..toks.len()).map(|i| if i == ask.own { own } else { rest.next().unwrap_or(f32::NEG_INFINITY) }).collect()
+            }
+            None => model.score(cache, &toks)?.into_iter().map(|s| s.total).collect(),
+        };
         let mut out: Vec<Correction> = ask
             .cands
             .iter()
-            .zip(scores)
-            .map(|((w, cost), s)| Correction { word: w.clone(), score: s.total - LAMBDA_CONTEXT * cost })
+            .zip(totals)
+            .map(|((w, cost), total)| Correction { word: w.clone(), score: total - LAMBDA_CONTEXT * cost })
             .collect();
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(out)
@@ -446,6 +469,8 @@ struct Ask<'a> {
     end: usize,
     kind: IssueKind,
     cands: Vec<(String, f32)>,
+    /// Which candidate is the word as written.
+    own: usize,
     right: &'a str,
     /// For a correct-looking word: see [`uncontested_nats`].
     uncontested: Option<f32>,

@@ -438,6 +438,32 @@ impl Model {
             .collect()
     }
 
+    /// The log-prob of the cached token at each of `positions` (at least 1) given the tokens
+    /// before it, from the kept hidden states: one head matmul for all, no forward. None when a
+    /// position is 0, past the cache, or its predecessor's hidden state was not kept.
+    pub fn cached_token_logprobs(&self, cache: &KvCache, positions: &[usize]) -> Result<Option<Vec<f32>>> {
+        if positions.is_empty() {
+            return Ok(Some(vec![]));
+        }
+        let mut rows = Vec::with_capacity(positions.len());
+        for &p in positions {
+            if p == 0 || p >= cache.offset() || cache.rows() != 1 {
+                return Ok(None);
+            }
+            match cache.hidden_row(p - 1)? {
+                Some(r) => rows.push(r),
+                None => return Ok(None),
+            }
+        }
+        let ids: Vec<u32> = positions.iter().map(|&p| cache.tokens[p]).collect();
+        let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?; // [n, hidden]
+        let logits = self.logits(&h)?; // [n, vocab]
+        let targets = Array::from_slice(&ids, &[ids.len() as i32, 1]);
+        let lp = logits.take_along_axis(&targets, -1)?.subtract(ops::logsumexp_axis(&logits, -1, true)?)?;
+        lp.eval()?;
+        Ok(Some(lp.as_slice::<f32>().to_vec()))
+    }
+
     /// Scores each candidate continuation of the cached context: one batched forward for all
     /// candidates (right-padded; padding comes after the real tokens, so the causal mask keeps
     /// it from touching them). The cache is left as it was.

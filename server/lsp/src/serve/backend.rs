@@ -16,7 +16,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-use super::engine::{Engine, Job, JobError};
+use super::engine::{CheckText, Engine, Job, JobError};
 use super::settings::Settings;
 
 /// Characters of context the model sees before the cursor: the window's start (its anchor)
@@ -328,11 +328,15 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                     let skip: HashSet<String> = repeated.union(&d.ignored).cloned().collect();
                     // Each paragraph's key, once: it reads the paragraph's words.
                     let keys: Vec<u64> = paragraphs.iter().map(|p| check_key(&p.1, &skip)).collect();
-                    let mut todo: Vec<(String, u64)> = vec![];
+                    let mut todo: Vec<(CheckText, u64)> = vec![];
                     let mut queued = HashSet::new();
                     for (p, &k) in paragraphs.iter().zip(&keys) {
                         if !d.checked.contains_key(&k) && queued.insert(k) {
-                            todo.push((p.1.clone(), k));
+                            // The edited paragraph is checked in the ghost text's window when
+                            // that starts before it: on the document's cache, already filled.
+                            let edited = (p.0..=p.0 + p.1.chars().count()).contains(&d.last_edit);
+                            let window = (edited && d.anchor <= p.0).then(|| d.doc.rope().slice(d.anchor..p.0).to_string());
+                            todo.push((CheckText { text: p.1.clone(), window }, k));
                         }
                     }
                     Some((d.doc.version(), paragraphs, keys, todo, repeated, d.ignored.clone(), d.last_edit))

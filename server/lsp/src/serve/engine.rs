@@ -29,6 +29,15 @@ pub enum JobError {
 
 pub type Reply<T> = oneshot::Sender<Result<T, JobError>>;
 
+/// A paragraph to check. The edited one comes with `window`: the document's text from the
+/// start of the ghost text's context window up to the paragraph, when the window starts at or
+/// before it; it is then checked after that text, on a fork of the document's cache.
+#[derive(Debug, Clone)]
+pub struct CheckText {
+    pub text: String,
+    pub window: Option<String>,
+}
+
 pub enum Job {
     /// Loads (or reloads) the model and the lexicon.
     Load { model: Option<PathBuf>, lexicon: Option<PathBuf>, reply: Reply<String> },
@@ -40,7 +49,7 @@ pub enum Job {
     /// Issues of each paragraph. `ignored`: words to leave alone in this document; `repeated`:
     /// words used more than once, left alone unless the lexicon knows them (a known word can
     /// still be the wrong one: "their" for "there").
-    Check { doc: String, version: i32, paragraphs: Vec<String>, ignored: HashSet<String>, repeated: HashSet<String>, reply: Reply<Vec<Vec<Issue>>> },
+    Check { doc: String, version: i32, paragraphs: Vec<CheckText>, ignored: HashSet<String>, repeated: HashSet<String>, reply: Reply<Vec<Vec<Issue>>> },
     Rank { context: String, candidates: Vec<String>, reply: Reply<Vec<Ranked>> },
     /// Words the user added to the dictionary.
     AddWords { words: Vec<String> },
@@ -394,7 +403,7 @@ impl Worker {
                 let _ = reply.send(r);
                 self.put_cache(doc, cache);
             }
-            Job::Check { paragraphs, ignored, repeated, reply, .. } => {
+            Job::Check { doc, paragraphs, ignored, repeated, reply, .. } => {
                 let Some(speller) = self.speller.as_ref() else {
                     let _ = reply.send(Err(JobError::NoModel("no lexicon loaded".into())));
                     return;
@@ -408,8 +417,24 @@ impl Worker {
                         let lw = w.to_lowercase();
                         ignored.contains(&lw) || (repeated.contains(&lw) && !speller.is_known(w))
                     };
-                    match speller.check(model, &mut self.check_cache, p, 0, &skip, &interrupt) {
-                        Ok(issues) => out.push(issues),
+                    // In the document's window, on a fork of its cache, when it has one: what
+                    // the keystrokes computed up to the cursor is not computed again.
+                    let doc_fork = p.window.as_ref().and_then(|w| self.caches.get(&doc).map(|d| (w, d.cache.fork())));
+                    let (r, context) = match doc_fork {
+                        Some((window, mut fork)) => {
+                            let text = format!("{window}{}", p.text);
+                            (speller.check(model, &mut fork, &text, window.len(), &skip, &interrupt), window.len())
+                        }
+                        None => (speller.check(model, &mut self.check_cache, &p.text, 0, &skip, &interrupt), 0),
+                    };
+                    match r {
+                        Ok(mut issues) => {
+                            for i in &mut issues {
+                                i.start -= context;
+                                i.end -= context;
+                            }
+                            out.push(issues)
+                        }
                         Err(laya_decide::DecideError::Interrupted) => {
                             // Give back what is done; the caller checks the rest later.
                             self.stats.checks_interrupted += 1;
