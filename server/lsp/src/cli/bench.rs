@@ -553,7 +553,9 @@ fn replay(args: &Args) -> anyhow::Result<()> {
     }
     let file = match &args.replay_file {
         Some(f) => f.clone(),
-        None => repo_root()?.join("tests/data/prose-sample.txt"),
+        None => repo_root()
+            .map_err(|_| anyhow::anyhow!("the replay's default text, tests/data/prose-sample.txt, is in the Laya repository: run from there or pass --replay-file FILE.txt"))?
+            .join("tests/data/prose-sample.txt"),
     };
     let text = std::fs::read_to_string(&file).with_context(|| format!("reading {}", file.display()))?;
     let limit = args.chars.unwrap_or(if args.quick { 300 } else { 1500 });
