@@ -258,6 +258,15 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
     assert_eq!(std::fs::read_to_string(&dict).unwrap(), "Zorblat\n");
     let r = c.request("workspace/executeCommand", json!({"command": "laya.addToDictionary", "arguments": ["two words"]}));
     assert!(r["error"]["message"].as_str().unwrap().contains("one word"), "{r}");
+    // A word still being typed at the end of the text is left alone; once the writer moves
+    // past it, it is checked.
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 4}, "contentChanges": [{"range": {"start": pos(3, 0), "end": pos(3, 0)}, "text": "We recieve"}]}));
+    c.wait_for("no diagnostic while the word is typed", |m| m["params"]["version"] == 4 && m["params"]["diagnostics"] == json!([]));
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"range": {"start": pos(3, 10), "end": pos(3, 10)}, "text": " it"}]}));
+    let d = c.wait_for("the finished word's diagnostic", |m| {
+        m["params"]["version"] == 5 && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    assert_eq!(d["params"]["diagnostics"][0]["range"], json!({"start": pos(3, 3), "end": pos(3, 10)}), "{d}");
     c.shutdown();
 }
 

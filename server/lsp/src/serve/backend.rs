@@ -92,6 +92,9 @@ fn key(uri: &Uri) -> String {
 
 /// What a paragraph's check depends on: its text, and which of its words the check leaves
 /// alone (a word used once more elsewhere is no longer repeated: the paragraph is checked again).
+/// Marks the key of a paragraph checked without the word being typed at its end.
+const WORD_BEING_TYPED: u64 = 0x9e37_79b9_7f4a_7c15;
+
 fn check_key(text: &str, skip: &HashSet<String>) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);
@@ -320,22 +323,39 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                     None
                 } else {
                     let text = d.doc.text();
-                    let paragraphs = paragraphs(&text);
+                    let mut paragraphs = paragraphs(&text);
+                    let edited = paragraphs.iter().position(|p| (p.0..=p.0 + p.1.chars().count()).contains(&d.last_edit));
+                    // The word being typed at the end of the document is not shown until it is
+                    // finished (see below), so it is not checked either: a pause inside a word
+                    // would score it as a misspelling against a dozen candidates for nothing.
+                    // The paragraph goes without it, under a key of its own.
+                    let mut cut = None;
+                    if let Some(i) = edited.filter(|_| d.last_edit == d.doc.len_chars()) {
+                        let p = &mut paragraphs[i];
+                        let keep = p.1.trim_end_matches(laya_text::is_word_char).len();
+                        if p.0 + p.1.chars().count() == d.last_edit && keep < p.1.len() {
+                            p.1.truncate(keep);
+                            cut = Some(i);
+                        }
+                    }
                     // A word spelled the same way more than once is meant (a name, a term): it is
                     // not a misspelling. It can still be a confused word ("their" for "there").
                     let counts = laya_decide::word_counts(&text);
                     let repeated: HashSet<String> = counts.into_iter().filter(|(_, n)| *n > 1).map(|(w, _)| w).collect();
                     let skip: HashSet<String> = repeated.union(&d.ignored).cloned().collect();
                     // Each paragraph's key, once: it reads the paragraph's words.
-                    let keys: Vec<u64> = paragraphs.iter().map(|p| check_key(&p.1, &skip)).collect();
+                    let keys: Vec<u64> = paragraphs
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| check_key(&p.1, &skip) ^ if cut == Some(i) { WORD_BEING_TYPED } else { 0 })
+                        .collect();
                     let mut todo: Vec<(CheckText, u64)> = vec![];
                     let mut queued = HashSet::new();
-                    for (p, &k) in paragraphs.iter().zip(&keys) {
+                    for (i, (p, &k)) in paragraphs.iter().zip(&keys).enumerate() {
                         if !d.checked.contains_key(&k) && queued.insert(k) {
                             // The edited paragraph is checked in the ghost text's window when
                             // that starts before it: on the document's cache, already filled.
-                            let edited = (p.0..=p.0 + p.1.chars().count()).contains(&d.last_edit);
-                            let window = (edited && d.anchor <= p.0).then(|| d.doc.rope().slice(d.anchor..p.0).to_string());
+                            let window = (edited == Some(i) && d.anchor <= p.0).then(|| d.doc.rope().slice(d.anchor..p.0).to_string());
                             todo.push((CheckText { text: p.1.clone(), window }, k));
                         }
                     }
