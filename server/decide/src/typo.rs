@@ -298,7 +298,12 @@ impl Speller {
         let full = model.tokenizer.encode(&text[..upto])?;
         let shared = ids.iter().any(|v| !v.is_empty()) && ids.iter().all(|v| full.starts_with(v));
         let mut forks = if shared {
-            model.prefill(cache, &full)?;
+            // A cache that already holds the text (the document's, typed further) needs nothing:
+            // the log-probs come from its hidden states, not from a prefill's last position
+            // (which would cut it back and run the last token again).
+            if !(cache.rows() == 1 && cache.tokens().starts_with(&full)) {
+                model.prefill(cache, &full)?;
+            }
             model.forks_at(cache, &ids.iter().map(Vec::len).collect::<Vec<_>>())?
         } else {
             vec![None; todo.len()]
