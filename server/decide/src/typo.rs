@@ -319,14 +319,7 @@ impl Speller {
                 return Err(DecideError::Interrupted);
             }
             let scored = match forks[j].as_mut() {
-                Some(fork) => {
-                    // The word as written, with the text after it, is in the prefilled text:
-                    // its tokens' log-probs can be read off the cache (when it tokenizes alike).
-                    let n = ids[j].len();
-                    let own = model.tokenizer.encode(&format!("{lead}{}{}", &text[ask.start..ask.end], ask.right))?;
-                    let own_at = (full.get(n..n + own.len()) == Some(&own[..])).then(|| (n..n + own.len()).collect::<Vec<_>>());
-                    self.in_context(model, fork, own_at.map(|p| (&*cache, p)), lead, ask)?
-                }
+                Some(fork) => self.in_context(model, fork, Some((&*cache, &full[ids[j].len()..])), lead, ask)?,
                 None => {
                     model.prefill(cache, &ids[j])?;
                     self.in_context(model, cache, None, lead, ask)?
@@ -427,10 +420,10 @@ impl Speller {
     /// context, with the next-token log-probs), each after `lead` and followed by its right
     /// context; best first. With `uncontested`: when the first candidate's first token leads
     /// every other's by that many nats, only it comes back (with that log-prob as its score).
-    /// `own_at`: a cache holding the text as written and the positions of the word's tokens
-    /// (and the text after it) there: its score is read off that cache, and only the other
-    /// candidates go through a forward.
-    fn in_context(&self, model: &Model, cache: &mut KvCache, own_at: Option<(&KvCache, Vec<usize>)>, lead: &str, ask: &Ask) -> Result<Vec<Correction>> {
+    /// `written`: a cache holding the text as written, and its tokens from the word's start on.
+    /// When the word and the text after it tokenize alike there, its score is read off that
+    /// cache, and only the other candidates go through a forward.
+    fn in_context(&self, model: &Model, cache: &mut KvCache, written: Option<(&KvCache, &[u32])>, lead: &str, ask: &Ask) -> Result<Vec<Correction>> {
         let toks = ask
             .cands
             .iter()
@@ -444,9 +437,13 @@ impl Speller {
                 return Ok(vec![Correction { word: ask.cands[0].0.clone(), score: own }]);
             }
         }
-        let own_total = match own_at {
-            Some((full, at)) => model.cached_token_logprobs(full, &at)?.map(|lp| lp.iter().sum::<f32>()),
-            None => None,
+        let own_toks = &toks[ask.own];
+        let own_total = match written {
+            Some((full, after)) if after.starts_with(own_toks) => {
+                let at: Vec<usize> = (cache.offset()..cache.offset() + own_toks.len()).collect();
+                model.cached_token_logprobs(full, &at)?.map(|lp| lp.iter().sum::<f32>())
+            }
+            _ => None,
         };
         let totals: Vec<f32> = match own_total {
             Some(own) => {

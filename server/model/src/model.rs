@@ -366,7 +366,7 @@ impl Model {
             reused -= 1;
             cache.trim(reused)?;
         }
-        let new = tokens[reused..].to_vec();
+        let new = &tokens[reused..];
         // On the CPU, in blocks that Laya's fused kernels take: a 512-token prompt through MLX's
         // long-query graph costs ~3x as much per token as eight 64-token blocks.
         let block = if self.info.cpu_kernels { LAYA_ATTENTION_MAX_QUERIES } else { new.len() };
@@ -404,6 +404,13 @@ impl Model {
         Ok(lp.as_slice::<f32>().to_vec())
     }
 
+    /// Next-token log-probs, [n, vocab] f32, from kept hidden states (rows of [1, hidden]).
+    fn head_logprobs(&self, rows: &[Array]) -> Result<Array> {
+        let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?; // [n, hidden]
+        let logits = self.logits(&h)?; // [n, vocab]
+        Ok(logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?)
+    }
+
     /// Forks of `cache` cut to each of `lens` cached tokens, each holding the log-probs of the
     /// token after its cut, ready for [`Model::score`] or [`Model::next_logprobs`]. They come
     /// from the hidden states the forwards kept: one head matmul for all, no forward. None for a
@@ -419,9 +426,7 @@ impl Model {
         if rows.is_empty() {
             return Ok(vec![None; lens.len()]);
         }
-        let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?; // [n, hidden]
-        let logits = self.logits(&h)?; // [n, vocab]
-        let lp = logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?;
+        let lp = self.head_logprobs(&rows)?;
         let each: Vec<Array> = (0..rows.len() as i32).map(|i| lp.try_index(i)).collect::<std::result::Result<_, _>>()?;
         mlx_rs::transforms::eval(each.iter())?;
         lens.iter()
@@ -456,10 +461,8 @@ impl Model {
             }
         }
         let ids: Vec<u32> = positions.iter().map(|&p| cache.tokens[p]).collect();
-        let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?; // [n, hidden]
-        let logits = self.logits(&h)?; // [n, vocab]
         let targets = Array::from_slice(&ids, &[ids.len() as i32, 1]);
-        let lp = logits.take_along_axis(&targets, -1)?.subtract(ops::logsumexp_axis(&logits, -1, true)?)?;
+        let lp = self.head_logprobs(&rows)?.take_along_axis(&targets, -1)?;
         lp.eval()?;
         Ok(Some(lp.as_slice::<f32>().to_vec()))
     }

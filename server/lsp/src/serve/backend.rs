@@ -90,11 +90,11 @@ fn key(uri: &Uri) -> String {
     uri.as_str().to_string()
 }
 
-/// What a paragraph's check depends on: its text, and which of its words the check leaves
-/// alone (a word used once more elsewhere is no longer repeated: the paragraph is checked again).
 /// Marks the key of a paragraph checked without the word being typed at its end.
 const WORD_BEING_TYPED: u64 = 0x9e37_79b9_7f4a_7c15;
 
+/// What a paragraph's check depends on: its text, and which of its words the check leaves
+/// alone (a word used once more elsewhere is no longer repeated: the paragraph is checked again).
 fn check_key(text: &str, skip: &HashSet<String>) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);
