@@ -38,6 +38,7 @@ mod ffi {
             err: *mut c_char,
             err_len: usize,
         ) -> c_int;
+        pub fn laya_log_softmax(out: *mut *mut c_void, x: *const c_void, lse_only: c_int, err: *mut c_char, err_len: usize) -> c_int;
         pub fn laya_cpu_isa() -> c_int;
         pub fn laya_cpu_threads() -> c_int;
     }
@@ -113,6 +114,18 @@ pub fn attention(q: &Array, k: &Array, v: &Array, scale: f32) -> Result<Array> {
         return unsafe { ffi::laya_attention(out, q.as_ptr().ctx, k.as_ptr().ctx, v.as_ptr().ctx, scale, err, len) };
         #[allow(unreachable_code)]
         { let _ = (out, err, len, q, k, v, scale); 1 }
+    })
+}
+
+/// Row-wise log-softmax of x [..., V] (f32): x minus each row's logsumexp. With `lse_only`, just
+/// the logsumexps, [..., 1]. Same results as MLX's `logsumexp_axis(x, -1, true)` (and
+/// `x - logsumexp`), vectorized where MLX's CPU backend is not on x86.
+pub fn log_softmax(x: &Array, lse_only: bool) -> Result<Array> {
+    call("laya log-softmax", |out, err, len| {
+        #[cfg(laya_cpu_kernels)]
+        return unsafe { ffi::laya_log_softmax(out, x.as_ptr().ctx, lse_only as std::ffi::c_int, err, len) };
+        #[allow(unreachable_code)]
+        { let _ = (out, err, len, x, lse_only); 1 }
     })
 }
 

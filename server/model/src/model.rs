@@ -332,6 +332,22 @@ impl Model {
         Ok(Some(out))
     }
 
+    /// Log-softmax over the last axis (the vocabulary): Laya's vectorized kernel on the CPU.
+    fn log_softmax(&self, logits: &Array) -> Result<Array> {
+        if self.info.cpu_kernels {
+            return crate::cpu_kernels::log_softmax(logits, false);
+        }
+        Ok(logits.subtract(ops::logsumexp_axis(logits, -1, true)?)?)
+    }
+
+    /// Logsumexp over the last axis, kept as an axis of 1.
+    fn logsumexp(&self, logits: &Array) -> Result<Array> {
+        if self.info.cpu_kernels {
+            return crate::cpu_kernels::log_softmax(logits, true);
+        }
+        Ok(ops::logsumexp_axis(logits, -1, true)?)
+    }
+
     fn logits(&self, hidden: &Array) -> Result<Array> {
         let logits = self.weights.head().apply(hidden)?;
         Ok(if logits.dtype() == Dtype::Float32 { logits } else { logits.as_dtype(Dtype::Float32)? })
@@ -378,7 +394,7 @@ impl Model {
         // [1, hidden]: MLX's CUDA quantized matmul fails on 1-D inputs ("SmallVector out of range").
         let last = h.try_index((0, -1))?.reshape(&[1, -1])?;
         let logits = self.logits(&last)?.reshape(&[-1])?; // [vocab]
-        let logprobs = logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?; // [vocab]
+        let logprobs = self.log_softmax(&logits)?; // [vocab]
         eval_cache(cache, [&logprobs])?;
         cache.next_logprobs = Some(logprobs);
         Ok(Prefill { reused, computed: new.len() })
@@ -390,7 +406,7 @@ impl Model {
         let rows: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
         let h = self.hidden(&rows, cache)?; // [rows, 1, hidden]
         let logits = self.logits(&h)?.reshape(&[tokens.len() as i32, -1])?;
-        let logprobs = logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?;
+        let logprobs = self.log_softmax(&logits)?;
         eval_cache(cache, [&logprobs])?;
         Ok(logprobs)
     }
@@ -408,7 +424,7 @@ impl Model {
     fn head_logprobs(&self, rows: &[Array]) -> Result<Array> {
         let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?; // [n, hidden]
         let logits = self.logits(&h)?; // [n, vocab]
-        Ok(logits.subtract(ops::logsumexp_axis(&logits, -1, true)?)?)
+        self.log_softmax(&logits)
     }
 
     /// Forks of `cache` cut to each of `lens` cached tokens, each holding the log-probs of the
@@ -495,7 +511,7 @@ impl Model {
             let logits = self.logits(&h)?; // [n, width, vocab]
             let targets = Array::from_slice(&targets, &[candidates.len() as i32, width as i32, 1]);
             let picked = logits.take_along_axis(&targets, -1)?;
-            let lse = ops::logsumexp_axis(&logits, -1, true)?;
+            let lse = self.logsumexp(&logits)?;
             let lp = picked.subtract(lse)?.reshape(&[candidates.len() as i32, width as i32])?;
             mlx_rs::transforms::eval([&lp, &first_lp])?;
             lp.as_slice::<f32>().to_vec()

@@ -90,6 +90,45 @@ fn matches_mlx_attention() {
     assert!(cpu_kernels::attention(&Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]), &Array::from_slice(&[1.0f32; 8], &[1, 1, 2, 4]), &Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]), 1.0).is_err(), "k and v of different shapes");
 }
 
+/// Laya's log-softmax against a float64 reference (and MLX's logsumexp, which sums in f32): a
+/// vocabulary-sized row, a row not a multiple of the vector width, a -inf entry (a masked token)
+/// and large logits. exp is a polynomial (relative error ~2e-7): we allow 1e-5 relative.
+#[test]
+fn log_softmax_matches_mlx() {
+    if !cpu_kernels::available() {
+        return;
+    }
+    for (rows, n, scale) in [(1, 49152, 5.0f32), (3, 37, 1.0), (2, 1000, 40.0)] {
+        let x = random::normal::<f32>(&[rows, n], None, Some(scale), &random::key(n as u64).unwrap()).unwrap();
+        let mut v = x.as_slice::<f32>().to_vec();
+        v[1] = f32::NEG_INFINITY;
+        let x = Array::from_slice(&v, &[rows, n]);
+        let reference: Vec<f64> = v
+            .chunks(n as usize)
+            .map(|row| {
+                let mx = row.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b)) as f64;
+                mx + row.iter().map(|&t| (t as f64 - mx).exp()).sum::<f64>().ln()
+            })
+            .collect();
+        let mlx = ops::logsumexp_axis(&x, -1, true).unwrap();
+        let ours = cpu_kernels::log_softmax(&x, false).unwrap();
+        let ours_lse = cpu_kernels::log_softmax(&x, true).unwrap();
+        mlx_rs::transforms::eval([&mlx, &ours, &ours_lse]).unwrap();
+        assert_eq!(ours.shape(), &[rows, n]);
+        assert_eq!(ours_lse.shape(), &[rows, 1]);
+        let near = |a: f64, b: f64| a == b || (a - b).abs() <= 1e-5 * (1.0 + b.abs());
+        for (r, &want) in reference.iter().enumerate() {
+            let got = ours_lse.as_slice::<f32>()[r] as f64;
+            assert!(near(got, want), "rows {rows} n {n}: logsumexp {got}, float64 {want}, MLX {}", mlx.as_slice::<f32>()[r]);
+            for j in 0..n as usize {
+                let (x, lp) = (v[r * n as usize + j] as f64, ours.as_slice::<f32>()[r * n as usize + j] as f64);
+                assert!(near(lp, x - want), "rows {rows} n {n} [{r},{j}]: {lp} vs {}", x - want);
+            }
+        }
+    }
+    assert!(cpu_kernels::log_softmax(&Array::from_slice(&[1i32, 2], &[2]), false).is_err(), "ints are refused");
+}
+
 #[test]
 fn the_output_head_shape_matches() {
     if cpu_kernels::available() {
