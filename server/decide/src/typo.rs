@@ -437,18 +437,22 @@ impl Speller {
                 return Ok(vec![Correction { word: ask.cands[0].0.clone(), score: own }]);
             }
         }
+        // The word as written: its log-probs read off the written text's cache, in the same head
+        // matmul as its alternatives' forward.
         let own_toks = &toks[ask.own];
-        let own_total = match written {
+        let own_rows = match written {
             Some((full, after)) if after.starts_with(own_toks) => {
                 let at: Vec<usize> = (cache.offset()..cache.offset() + own_toks.len()).collect();
-                model.cached_token_logprobs(full, &at)?.map(|lp| lp.iter().sum::<f32>())
+                model.cached_rows(full, &at)?
             }
             _ => None,
         };
-        let totals: Vec<f32> = match own_total {
-            Some(own) => {
+        let totals: Vec<f32> = match own_rows {
+            Some(rows) => {
                 let others: Vec<Vec<u32>> = toks.iter().enumerate().filter(|(i, _)| *i != ask.own).map(|(_, t)| t.clone()).collect();
-                let mut rest = model.score(cache, &others)?.into_iter().map(|s| s.total);
+                let (scores, own_lp) = model.score_with_cached(cache, &others, rows)?;
+                let own: f32 = own_lp.iter().sum();
+                let mut rest = scores.into_iter().map(|s| s.total);
                 (0..toks.len()).map(|i| if i == ask.own { own } else { rest.next().unwrap_or(f32::NEG_INFINITY) }).collect()
             }
             None => model.score(cache, &toks)?.into_iter().map(|s| s.total).collect(),

@@ -60,6 +60,13 @@ pub struct Model {
     forward_tokens: std::sync::atomic::AtomicU64,
 }
 
+/// Hidden states kept in a cache and the tokens that followed each (see [`Model::cached_rows`]).
+#[derive(Default)]
+pub struct CachedRows {
+    rows: Vec<Array>,
+    tokens: Vec<u32>,
+}
+
 /// Log-probs of one candidate continuation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CandidateScore {
@@ -459,13 +466,10 @@ impl Model {
             .collect()
     }
 
-    /// The log-prob of the cached token at each of `positions` (at least 1) given the tokens
-    /// before it, from the kept hidden states: one head matmul for all, no forward. None when a
-    /// position is 0, past the cache, or its predecessor's hidden state was not kept.
-    pub fn cached_token_logprobs(&self, cache: &KvCache, positions: &[usize]) -> Result<Option<Vec<f32>>> {
-        if positions.is_empty() {
-            return Ok(Some(vec![]));
-        }
+    /// What the log-probs of the cached tokens at `positions` (each at least 1) are computed
+    /// from, for [`Model::score_with_cached`]: the kept hidden state before each and the token
+    /// there. None when a position is 0, past the cache, or its predecessor's state was not kept.
+    pub fn cached_rows(&self, cache: &KvCache, positions: &[usize]) -> Result<Option<CachedRows>> {
         let mut rows = Vec::with_capacity(positions.len());
         for &p in positions {
             if p == 0 || p >= cache.offset() || cache.rows() != 1 {
@@ -476,17 +480,19 @@ impl Model {
                 None => return Ok(None),
             }
         }
-        let ids: Vec<u32> = positions.iter().map(|&p| cache.tokens[p]).collect();
-        let targets = Array::from_slice(&ids, &[ids.len() as i32, 1]);
-        let lp = self.head_logprobs(&rows)?.take_along_axis(&targets, -1)?;
-        lp.eval()?;
-        Ok(Some(lp.as_slice::<f32>().to_vec()))
+        Ok(Some(CachedRows { rows, tokens: positions.iter().map(|&p| cache.tokens[p]).collect() }))
     }
 
     /// Scores each candidate continuation of the cached context: one batched forward for all
     /// candidates (right-padded; padding comes after the real tokens, so the causal mask keeps
     /// it from touching them). The cache is left as it was.
     pub fn score(&self, cache: &KvCache, candidates: &[Vec<u32>]) -> Result<Vec<CandidateScore>> {
+        Ok(self.score_with_cached(cache, candidates, CachedRows::default())?.0)
+    }
+
+    /// [`Model::score`], and the log-probs of `cached`'s tokens (from [`Model::cached_rows`]) in
+    /// the same head matmul: the head's weights are a quarter of the model's bytes, read once.
+    pub fn score_with_cached(&self, cache: &KvCache, candidates: &[Vec<u32>], cached: CachedRows) -> Result<(Vec<CandidateScore>, Vec<f32>)> {
         let first = cache
             .next_logprobs
             .as_ref()
@@ -500,35 +506,44 @@ impl Model {
         let first_ids: Vec<u32> = candidates.iter().map(|c| c[0]).collect();
         let first_lp = first.take_axis(Array::from_slice(&first_ids, &[first_ids.len() as i32]), 0)?;
         let max_len = candidates.iter().map(Vec::len).max().unwrap_or(0);
-        let rest: Vec<f32> = if max_len > 1 {
-            // Inputs are each candidate but its last token; targets are each but its first.
-            let width = max_len - 1;
+        // Head rows: every candidate position after the first (a forward of the candidates but
+        // their last tokens), then the cached rows; targets alike.
+        let mut rows: Vec<Array> = Vec::new();
+        let mut targets: Vec<u32> = Vec::new();
+        let width = max_len.saturating_sub(1);
+        if width > 0 {
             let pad = |s: &[u32]| -> Vec<u32> { s.iter().copied().chain(std::iter::repeat(0)).take(width).collect() };
             let inputs: Vec<Vec<u32>> = candidates.iter().map(|c| pad(&c[..c.len() - 1])).collect();
-            let targets: Vec<u32> = candidates.iter().flat_map(|c| pad(&c[1..])).collect();
+            targets.extend(candidates.iter().flat_map(|c| pad(&c[1..])));
             let mut fork = cache.fork();
-            let h = self.hidden(&inputs, &mut fork)?;
-            let logits = self.logits(&h)?; // [n, width, vocab]
-            let targets = Array::from_slice(&targets, &[candidates.len() as i32, width as i32, 1]);
-            let picked = logits.take_along_axis(&targets, -1)?;
-            let lse = self.logsumexp(&logits)?;
-            let lp = picked.subtract(lse)?.reshape(&[candidates.len() as i32, width as i32])?;
-            mlx_rs::transforms::eval([&lp, &first_lp])?;
-            lp.as_slice::<f32>().to_vec()
-        } else {
+            let h = self.hidden(&inputs, &mut fork)?; // [n, width, hidden]
+            rows.push(h.reshape(&[(candidates.len() * width) as i32, -1])?);
+        }
+        rows.extend(cached.rows);
+        targets.extend(&cached.tokens);
+        let lp: Vec<f32> = if rows.is_empty() {
             first_lp.eval()?;
             Vec::new()
+        } else {
+            let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?;
+            let logits = self.logits(&h)?; // [rows, vocab]
+            let picked = logits.take_along_axis(&Array::from_slice(&targets, &[targets.len() as i32, 1]), -1)?;
+            let lp = picked.subtract(self.logsumexp(&logits)?)?.reshape(&[-1])?;
+            mlx_rs::transforms::eval([&lp, &first_lp])?;
+            lp.as_slice::<f32>().to_vec()
         };
+        let (rest, cached_lp) = lp.split_at(candidates.len() * width);
         let first_lp = first_lp.as_slice::<f32>();
-        Ok(candidates
+        let scores = candidates
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let mut per_token = vec![first_lp[i]];
-                per_token.extend((0..c.len() - 1).map(|j| rest[i * (max_len - 1) + j]));
+                per_token.extend((0..c.len() - 1).map(|j| rest[i * width + j]));
                 CandidateScore { total: per_token.iter().sum(), per_token }
             })
-            .collect())
+            .collect();
+        Ok((scores, cached_lp.to_vec()))
     }
 }
 

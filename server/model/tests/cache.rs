@@ -123,6 +123,24 @@ fn forks_at_earlier_positions_equal_prefills_of_those_prefixes() {
         let b = model.score(&c, std::slice::from_ref(&cand)).unwrap();
         assert!((a[0].total - b[0].total).abs() < TOL);
     }
+    // The cached tokens' log-probs, read in the head matmul of a scoring forward (or alone, when
+    // the candidates are single tokens), equal scoring those tokens after a prefill.
+    let at = [4usize, 5, 6];
+    let mut c = KvCache::new();
+    model.prefill(&mut c, &ids[..4]).unwrap();
+    let direct = model.score(&c, &[ids[4..7].to_vec()]).unwrap().remove(0).per_token;
+    for cands in [vec![vec![ids[0], ids[1], ids[2]], vec![ids[7]]], vec![vec![ids[7]]]] {
+        let rows = model.cached_rows(&cache, &at).unwrap().expect("kept");
+        let (scores, cached) = model.score_with_cached(&c, &cands, rows).unwrap();
+        assert_eq!(cached.len(), 3);
+        for (a, b) in cached.iter().zip(&direct) {
+            assert!((a - b).abs() < TOL, "{cached:?} vs {direct:?}");
+        }
+        for (a, b) in scores.iter().zip(model.score(&c, &cands).unwrap()) {
+            assert!((a.total - b.total).abs() < TOL, "{a:?} vs {b:?}");
+        }
+    }
+    assert!(model.cached_rows(&cache, &[0]).unwrap().is_none() && model.cached_rows(&cache, &[ids.len()]).unwrap().is_none());
 }
 
 #[test]
