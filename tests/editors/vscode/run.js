@@ -105,11 +105,14 @@ async function squiggles() {
 
 /** Saves the editor (Ctrl+S) and waits for the file on disk to satisfy `ok`. */
 async function saveAndRead(ok, ms = 15_000) {
-    await page.keyboard.press('Control+S');
-    const text = await until(() => {
+    // Saved again on every look: an edit that lands after the first Ctrl+S (a quick fix is
+    // applied asynchronously after Enter) would otherwise stay unsaved and the file stale.
+    const text = await until(async () => {
+        await page.keyboard.press('Control+S');
+        await page.waitForTimeout(100);
         const t = fs.readFileSync(file, 'utf8');
         return ok(t) ? t : undefined;
-    }, ms);
+    }, ms, 400);
     return text ?? fs.readFileSync(file, 'utf8');
 }
 
