@@ -429,8 +429,7 @@ impl Model {
 
     /// Next-token log-probs, [n, vocab] f32, from kept hidden states (rows of [1, hidden]).
     fn head_logprobs(&self, rows: &[Array]) -> Result<Array> {
-        let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?; // [n, hidden]
-        let logits = self.logits(&h)?; // [n, vocab]
+        let logits = self.logits(&stack_rows(rows)?)?; // [n, vocab]
         self.log_softmax(&logits)
     }
 
@@ -525,9 +524,8 @@ impl Model {
             first_lp.eval()?;
             Vec::new()
         } else {
-            let h = ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?;
-            let logits = self.logits(&h)?; // [rows, vocab]
-            let picked = logits.take_along_axis(&Array::from_slice(&targets, &[targets.len() as i32, 1]), -1)?;
+            let logits = self.logits(&stack_rows(&rows)?)?; // [rows, vocab]
+            let picked = logits.take_along_axis(Array::from_slice(&targets, &[targets.len() as i32, 1]), -1)?;
             let lp = picked.subtract(self.logsumexp(&logits)?)?.reshape(&[-1])?;
             mlx_rs::transforms::eval([&lp, &first_lp])?;
             lp.as_slice::<f32>().to_vec()
@@ -545,6 +543,15 @@ impl Model {
             .collect();
         Ok((scores, cached_lp.to_vec()))
     }
+}
+
+/// Hidden-state rows ([n_i, hidden] each) as one [n, hidden] input for the head: a lone block is
+/// used as it is, without a concatenation node (a scoring forward's rows, a single fork's).
+fn stack_rows(rows: &[Array]) -> Result<Array> {
+    Ok(match rows {
+        [one] => one.clone(),
+        _ => ops::concatenate(&rows.iter().collect::<Vec<_>>(), 0)?,
+    })
 }
 
 /// Evaluates `outputs` together with the cache's keys and values, so that no lazy graph
