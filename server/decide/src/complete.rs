@@ -2,6 +2,8 @@
 //! constrained beam search over the model's tokens (token healing: the search backs off to
 //! the start of the word and only follows tokens consistent with the typed characters).
 
+use std::sync::Arc;
+
 use laya_model::{KvCache, Model};
 use laya_text::{is_word, is_word_char, split_at_cursor};
 
@@ -153,9 +155,16 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
 /// first token that agrees with `typed` (an upper bound of P(the text goes on as typed)).
 /// Hypotheses whose probability, relative to that mass, falls under `floor` (a log-prob) are
 /// dropped: a word's probability only shrinks as tokens are added, so they could never reach it.
-fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, beam: usize, floor: f32) -> Result<(Vec<Beam>, f32)> {
+///
+/// The log-probs after each first token are kept in `cache` ([`KvCache::keep_lookahead`]): the
+/// next keystroke in the same word searches the same context and mostly steps to the same
+/// tokens, so those steps cost no forward.
+fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usize, beam: usize, floor: f32) -> Result<(Vec<Beam>, f32)> {
     let mut fork = cache.fork();
-    let mut logprobs = vec![model.next_logprobs(cache)?];
+    // Whether the fork's rows hold the live hypotheses' tokens (not when the first step's
+    // log-probs came from the cache's lookahead: that step is run only if a second one is).
+    let mut fork_current = true;
+    let mut logprobs: Vec<Arc<[f32]>> = vec![Arc::from(model.next_logprobs(cache)?)];
     let prefix_mass = log_sum_exp(vocab.candidates("", typed).into_iter().map(|id| logprobs[0][id as usize]));
     let mut live = vec![Beam { tokens: vec![], text: String::new(), logprob: 0.0 }];
     let mut finished: Vec<Beam> = Vec::new();
@@ -198,14 +207,34 @@ fn search(model: &Model, vocab: &Vocab, cache: &KvCache, typed: &str, n: usize, 
             break;
         }
         let parents: Vec<u32> = next.iter().map(|e| e.0 as u32).collect();
-        if fork.rows() > 1 {
-            fork.select_rows(&parents)?;
-        }
         let tokens: Vec<u32> = next.iter().map(|e| e.1).collect();
-        let lp = model.step(&mut fork, &tokens)?;
-        let lp = lp.as_slice::<f32>();
-        let v = model.config.vocab;
-        logprobs = (0..next.len()).map(|r| lp[r * v..(r + 1) * v].to_vec()).collect();
+        let kept: Option<Vec<Arc<[f32]>>> = if step == 0 { tokens.iter().map(|&t| cache.lookahead(t)).collect() } else { None };
+        logprobs = match kept {
+            Some(rows) => {
+                fork_current = false;
+                rows
+            }
+            None => {
+                if !fork_current {
+                    let firsts: Vec<u32> = live.iter().map(|b| b.tokens[0]).collect();
+                    model.step(&mut fork, &firsts)?;
+                    fork_current = true;
+                }
+                if fork.rows() > 1 {
+                    fork.select_rows(&parents)?;
+                }
+                let lp = model.step(&mut fork, &tokens)?;
+                let lp = lp.as_slice::<f32>();
+                let v = model.config.vocab;
+                let rows: Vec<Arc<[f32]>> = (0..next.len()).map(|r| Arc::from(&lp[r * v..(r + 1) * v])).collect();
+                if step == 0 {
+                    for (&t, row) in tokens.iter().zip(&rows) {
+                        cache.keep_lookahead(t, row.clone());
+                    }
+                }
+                rows
+            }
+        };
         live = next
             .iter()
             .map(|&(b, id, logprob)| {

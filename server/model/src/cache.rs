@@ -2,9 +2,14 @@
 //! next-token log-probs after the last of them. It is not part of the weights: the model's
 //! `forward(&self, tokens, &mut KvCache)` reads and extends it.
 //!
+//! It also keeps a few rows of log-probs a little past its tokens (what a word search stepped
+//! to), so the next keystroke's search over the same context does not run those steps again.
+//!
 //! Keys and values live in buffers that grow in steps of [`STEP`] positions; new positions are
 //! written in place (MLX donates a buffer nobody else holds), so a keystroke costs O(new tokens),
 //! not a copy of the whole context. Trimming only moves the offset.
+
+use std::sync::Arc;
 
 use mlx_rs::ops::indexing::{TryIndexMutOp, TryIndexOp};
 use mlx_rs::{ops, Array};
@@ -13,6 +18,10 @@ use crate::error::Result;
 
 /// Positions added to a layer's buffers when they run out of room.
 pub const STEP: usize = 256;
+
+/// Rows of log-probs past the cached tokens a cache keeps ([`KvCache::keep_lookahead`]); each is
+/// a vocabulary of f32 (192 KiB for the default model).
+pub const LOOKAHEAD_ROWS: usize = 8;
 
 #[derive(Clone)]
 pub(crate) struct LayerKv {
@@ -33,6 +42,10 @@ pub struct KvCache {
     /// win where they overlap (a trim keeps the stale tail of the chunk it cuts). They let the
     /// log-probs after any cached position be had for one head matmul, with no forward.
     pub(crate) hidden: Vec<(usize, Array)>,
+    /// (len, token, log-probs): the next-token log-probs after the first `len` cached tokens
+    /// followed by `token`, oldest first. Valid while those `len` tokens stay cached, so a trim
+    /// drops only the entries past its cut.
+    lookahead: Vec<(usize, u32, Arc<[f32]>)>,
 }
 
 impl std::fmt::Debug for KvCache {
@@ -60,6 +73,7 @@ impl KvCache {
     pub fn nbytes(&self) -> usize {
         self.layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum::<usize>()
             + self.hidden.iter().map(|(_, h)| h.nbytes()).sum::<usize>()
+            + self.lookahead.iter().map(|(_, _, r)| r.len() * std::mem::size_of::<f32>()).sum::<usize>()
     }
 
     /// Positions the buffers can hold before they grow.
@@ -94,7 +108,38 @@ impl KvCache {
         self.tokens.truncate(len);
         self.next_logprobs = None;
         self.hidden.retain(|(start, _)| *start < len);
+        self.lookahead.retain(|(l, _, _)| *l <= len);
         Ok(())
+    }
+
+    /// The next-token log-probs after the cached tokens followed by `token`, if they were kept.
+    pub fn lookahead(&self, token: u32) -> Option<Arc<[f32]>> {
+        self.lookahead_at(self.offset(), token)
+    }
+
+    /// The next-token log-probs after the first `len` cached tokens followed by `token`.
+    pub(crate) fn lookahead_at(&self, len: usize, token: u32) -> Option<Arc<[f32]>> {
+        if self.rows() != 1 {
+            return None;
+        }
+        self.lookahead.iter().find(|(l, t, _)| *l == len && *t == token).map(|(_, _, r)| r.clone())
+    }
+
+    /// Keeps `logprobs`, the next-token log-probs after the cached tokens followed by `token`
+    /// (a search's step), for [`KvCache::lookahead`]; the oldest of [`LOOKAHEAD_ROWS`] goes.
+    pub fn keep_lookahead(&mut self, token: u32, logprobs: Arc<[f32]>) {
+        self.keep_lookahead_at(self.offset(), token, logprobs);
+    }
+
+    pub(crate) fn keep_lookahead_at(&mut self, len: usize, token: u32, logprobs: Arc<[f32]>) {
+        if self.rows() != 1 || len > self.offset() {
+            return;
+        }
+        self.lookahead.retain(|(l, t, _)| !(*l == len && *t == token));
+        self.lookahead.push((len, token, logprobs));
+        if self.lookahead.len() > LOOKAHEAD_ROWS {
+            self.lookahead.remove(0);
+        }
     }
 
     /// Trims to the longest common prefix of the cached tokens and `tokens`; returns its length.
@@ -113,6 +158,7 @@ impl KvCache {
         }
         self.next_logprobs = None;
         self.hidden.clear();
+        self.lookahead.clear();
         Ok(())
     }
 

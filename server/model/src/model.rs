@@ -3,6 +3,7 @@
 //! cached prefix, next-token log-probs, and batched scoring of candidate continuations.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -287,8 +288,11 @@ impl Model {
                 t.push(x.clone());
             }
         }
+        // The log-probs after the old last token stay useful (a trim back to it finds them).
+        if let (1, Some(lp), Some(&last)) = (b, cache.next_logprobs.take(), cache.tokens.last()) {
+            cache.keep_lookahead_at(cache.tokens.len() - 1, last, Arc::from(lp.as_slice::<f32>()));
+        }
         cache.tokens.extend_from_slice(&batch[0]);
-        cache.next_logprobs = None;
         let out = fast::rms_norm(&x, Some(&self.weights.norm), c.rms_eps)?;
         if b == 1 {
             cache.keep_hidden(offset, out.reshape(&[l, c.hidden as i32])?)?;
@@ -385,7 +389,19 @@ impl Model {
             if cache.next_logprobs.is_some() {
                 return Ok(Prefill { reused, computed: 0 });
             }
-            // Same tokens but the log-probs after them are gone: recompute the last position.
+            // Same tokens but the log-probs after them are gone (a trim back to here): kept
+            // ones, or the head over the kept hidden state, or recompute the last position.
+            let last = reused - 1;
+            if let Some(lp) = cache.lookahead_at(last, tokens[last]) {
+                cache.next_logprobs = Some(Array::from_slice(&lp, &[lp.len() as i32]));
+                return Ok(Prefill { reused, computed: 0 });
+            }
+            if let Some(row) = cache.hidden_row(last)? {
+                let lp = self.head_logprobs(&[row])?.reshape(&[-1])?;
+                lp.eval()?;
+                cache.next_logprobs = Some(lp);
+                return Ok(Prefill { reused, computed: 0 });
+            }
             reused -= 1;
             cache.trim(reused)?;
         }

@@ -59,14 +59,56 @@ fn trim_and_re_extend_equals_a_fresh_run() {
     let fresh = next_lp(&model, &mut KvCache::new(), &other);
     assert!(max_abs_diff(&edited, &fresh) < TOL);
 
-    // Deleting back to a prefix of what is cached recomputes only its last token.
+    // Deleting back to a prefix of what is cached computes no forward: the head reads the
+    // hidden state kept at its last token.
+    let f = model.forward_count().0;
     let p = model.prefill(&mut cache, &other[..5]).unwrap();
-    assert_eq!((p.reused, p.computed), (4, 1));
+    assert_eq!((p.reused, p.computed), (5, 0));
+    assert_eq!(model.forward_count().0, f);
     let fresh = next_lp(&model, &mut KvCache::new(), &other[..5]);
     assert!(max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh) < TOL);
 
     // The same text again costs nothing.
     assert_eq!(model.prefill(&mut cache, &other[..5]).unwrap().computed, 0);
+}
+
+#[test]
+fn log_probs_past_the_cached_tokens_are_kept_until_a_trim_cuts_them() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode("It was a bright cold day in April, and the clocks").unwrap();
+    let n = 6;
+    let mut cache = KvCache::new();
+    let short = next_lp(&model, &mut cache, &ids[..n]);
+    // Extending the context keeps the log-probs after its old end; going back finds them.
+    model.prefill(&mut cache, &ids).unwrap();
+    let f = model.forward_count().0;
+    assert_eq!(model.prefill(&mut cache, &ids[..n]).unwrap().computed, 0);
+    assert_eq!(model.next_logprobs(&cache).unwrap(), short);
+    assert_eq!(model.forward_count().0, f);
+
+    // What a search keeps: the log-probs after the context and one more token.
+    let t = ids[n];
+    let after_t = next_lp(&model, &mut cache.fork(), &ids[..=n]);
+    assert!(cache.lookahead(t).is_none());
+    cache.keep_lookahead(t, after_t.clone().into());
+    assert_eq!(cache.lookahead(t).as_deref(), Some(&after_t[..]));
+    assert!(cache.lookahead(ids[n + 1]).is_none(), "kept for one token only");
+    // It is the context's: a longer context does not see it, and it is there again after a
+    // trim back to that context, but not after a trim that cuts into the context.
+    model.prefill(&mut cache, &ids).unwrap();
+    assert!(cache.lookahead(t).is_none());
+    model.prefill(&mut cache, &ids[..n]).unwrap();
+    assert_eq!(cache.lookahead(t).as_deref(), Some(&after_t[..]));
+    model.prefill(&mut cache, &ids[..n - 1]).unwrap();
+    model.prefill(&mut cache, &ids[..n]).unwrap();
+    assert!(cache.lookahead(t).is_none());
+    // A fork of many rows keeps none.
+    let mut fork = cache.fork();
+    fork.keep_lookahead(t, after_t.clone().into());
+    model.step(&mut fork, &[ids[n], ids[n + 1]]).unwrap();
+    fork.trim(n).unwrap();
+    assert!(fork.lookahead(t).is_none());
 }
 
 #[test]
