@@ -573,7 +573,7 @@ fn replay(args: &Args) -> anyhow::Result<()> {
     out(&row("typo re-check (engine, whole)", &report["typo_recheck_engine"]))?;
     out(&format!("{:<34} {}", "  re-checks cut short by a key", report["typo_rechecks_interrupted"]))?;
     for (name, f, t) in [
-        ("forwards per ghost-text model job", "forwards_per_ghost_job", "token_positions_per_ghost_job"),
+        ("forwards per ghost-text job", "forwards_per_ghost_job", "token_positions_per_ghost_job"),
         ("forwards per whole re-check", "forwards_per_recheck", "token_positions_per_recheck"),
     ] {
         let (f, t) = (&report[f], &report[t]);

@@ -125,7 +125,8 @@ pub struct Stats {
     pub check_ms: Vec<f64>,
     /// Checks that gave way to a keystroke before the end (their rest is checked later).
     pub checks_interrupted: u64,
-    /// Forward passes, and token positions computed, by each recent ghost job that used the model.
+    /// Forward passes, and token positions computed, by each recent ghost job (0 for one answered
+    /// from what the document's cache already held).
     pub ghost_forwards: Vec<f64>,
     pub ghost_tokens: Vec<f64>,
     /// The same for whole spelling checks.
@@ -301,7 +302,7 @@ impl Worker {
             let whole_check = kind == 2 && self.stats.checks_interrupted == interrupted_before;
             if let (Some((f0, t0)), Some((f1, t1))) = (forwards_before, self.loaded.as_ref().map(|l| l.model.forward_count())) {
                 let counters = match kind {
-                    1 if f1 > f0 => Some((&mut self.stats.ghost_forwards, &mut self.stats.ghost_tokens)),
+                    1 => Some((&mut self.stats.ghost_forwards, &mut self.stats.ghost_tokens)),
                     2 if whole_check => Some((&mut self.stats.check_forwards, &mut self.stats.check_tokens)),
                     _ => None,
                 };
