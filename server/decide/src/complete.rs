@@ -156,9 +156,10 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
 /// Hypotheses whose probability, relative to that mass, falls under `floor` (a log-prob) are
 /// dropped: a word's probability only shrinks as tokens are added, so they could never reach it.
 ///
-/// The log-probs after each first token are kept in `cache` ([`KvCache::keep_lookahead`]): the
-/// next keystroke in the same word searches the same context and mostly steps to the same
-/// tokens, so those steps cost no forward.
+/// What the first step computed for each token is kept in `cache` ([`Model::step_keeping`]):
+/// the next keystroke in the same word searches the same context and mostly steps to the same
+/// tokens, so those steps cost no forward, and when the word is finished the prefill that
+/// extends the cache by it runs none either.
 fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usize, beam: usize, floor: f32) -> Result<(Vec<Beam>, f32)> {
     let mut fork = cache.fork();
     // Whether the fork's rows hold the live hypotheses' tokens (not when the first step's
@@ -220,19 +221,17 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
                     model.step(&mut fork, &firsts)?;
                     fork_current = true;
                 }
-                if fork.rows() > 1 {
-                    fork.select_rows(&parents)?;
-                }
-                let lp = model.step(&mut fork, &tokens)?;
-                let lp = lp.as_slice::<f32>();
-                let v = model.config.vocab;
-                let rows: Vec<Arc<[f32]>> = (0..next.len()).map(|r| Arc::from(&lp[r * v..(r + 1) * v])).collect();
                 if step == 0 {
-                    for (&t, row) in tokens.iter().zip(&rows) {
-                        cache.keep_lookahead(t, row.clone());
+                    model.step_keeping(cache, &mut fork, &tokens)?
+                } else {
+                    if fork.rows() > 1 {
+                        fork.select_rows(&parents)?;
                     }
+                    let lp = model.step(&mut fork, &tokens)?;
+                    let lp = lp.as_slice::<f32>();
+                    let v = model.config.vocab;
+                    (0..next.len()).map(|r| Arc::from(&lp[r * v..(r + 1) * v])).collect()
                 }
-                rows
             }
         };
         live = next

@@ -42,10 +42,30 @@ pub struct KvCache {
     /// win where they overlap (a trim keeps the stale tail of the chunk it cuts). They let the
     /// log-probs after any cached position be had for one head matmul, with no forward.
     pub(crate) hidden: Vec<(usize, Array)>,
-    /// (len, token, log-probs): the next-token log-probs after the first `len` cached tokens
-    /// followed by `token`, oldest first. Valid while those `len` tokens stay cached, so a trim
-    /// drops only the entries past its cut.
-    lookahead: Vec<(usize, u32, Arc<[f32]>)>,
+    /// Log-probs a little past the cached tokens, oldest first ([`KvCache::lookahead`]).
+    lookahead: Vec<Ahead>,
+}
+
+/// The next-token log-probs after the first `len` cached tokens followed by `token`, and what
+/// the step that computed them left at that position when it was kept. Valid while those `len`
+/// tokens stay cached, so a trim drops only the entries past its cut.
+#[derive(Clone)]
+struct Ahead {
+    len: usize,
+    token: u32,
+    logprobs: Arc<[f32]>,
+    step: Option<StepState>,
+}
+
+/// What a step computed at one position of one row: every layer's keys and values there, as row
+/// `row` of [layers, rows, kv_heads, 1, head_dim] stacks, and the hidden state, [1, hidden].
+/// With it, a cache is extended by that position's token without a forward ([`KvCache::graft`]).
+#[derive(Clone)]
+pub(crate) struct StepState {
+    pub keys: Array,
+    pub values: Array,
+    pub row: i32,
+    pub hidden: Array,
 }
 
 impl std::fmt::Debug for KvCache {
@@ -73,7 +93,7 @@ impl KvCache {
     pub fn nbytes(&self) -> usize {
         self.layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum::<usize>()
             + self.hidden.iter().map(|(_, h)| h.nbytes()).sum::<usize>()
-            + self.lookahead.iter().map(|(_, _, r)| r.len() * std::mem::size_of::<f32>()).sum::<usize>()
+            + self.lookahead.iter().map(|a| a.logprobs.len() * std::mem::size_of::<f32>()).sum::<usize>()
     }
 
     /// Positions the buffers can hold before they grow.
@@ -108,7 +128,7 @@ impl KvCache {
         self.tokens.truncate(len);
         self.next_logprobs = None;
         self.hidden.retain(|(start, _)| *start < len);
-        self.lookahead.retain(|(l, _, _)| *l <= len);
+        self.lookahead.retain(|a| a.len <= len);
         Ok(())
     }
 
@@ -119,27 +139,78 @@ impl KvCache {
 
     /// The next-token log-probs after the first `len` cached tokens followed by `token`.
     pub(crate) fn lookahead_at(&self, len: usize, token: u32) -> Option<Arc<[f32]>> {
+        self.ahead(len, token).map(|a| a.logprobs.clone())
+    }
+
+    fn ahead(&self, len: usize, token: u32) -> Option<&Ahead> {
         if self.rows() != 1 {
             return None;
         }
-        self.lookahead.iter().find(|(l, t, _)| *l == len && *t == token).map(|(_, _, r)| r.clone())
+        self.lookahead.iter().find(|a| a.len == len && a.token == token)
     }
 
     /// Keeps `logprobs`, the next-token log-probs after the cached tokens followed by `token`
     /// (a search's step), for [`KvCache::lookahead`]; the oldest of [`LOOKAHEAD_ROWS`] goes.
     pub fn keep_lookahead(&mut self, token: u32, logprobs: Arc<[f32]>) {
-        self.keep_lookahead_at(self.offset(), token, logprobs);
+        self.keep_lookahead_at(self.offset(), token, logprobs, None);
     }
 
-    pub(crate) fn keep_lookahead_at(&mut self, len: usize, token: u32, logprobs: Arc<[f32]>) {
+    /// Keeps the log-probs after the first `len` cached tokens followed by `token`, and the
+    /// step's state at that position when given (an entry that has one keeps it).
+    pub(crate) fn keep_lookahead_at(&mut self, len: usize, token: u32, logprobs: Arc<[f32]>, step: Option<StepState>) {
         if self.rows() != 1 || len > self.offset() {
             return;
         }
-        self.lookahead.retain(|(l, t, _)| !(*l == len && *t == token));
-        self.lookahead.push((len, token, logprobs));
+        let step = match self.lookahead.iter().position(|a| a.len == len && a.token == token) {
+            Some(i) => step.or(self.lookahead.remove(i).step),
+            None => step,
+        };
+        self.lookahead.push(Ahead { len, token, logprobs, step });
         if self.lookahead.len() > LOOKAHEAD_ROWS {
             self.lookahead.remove(0);
         }
+    }
+
+    /// Before the cache grows: the log-probs after its last token stay useful (a trim back to
+    /// it finds them), so they move to the lookahead.
+    pub(crate) fn retire_next_logprobs(&mut self) {
+        if let (Some(lp), Some(&last)) = (self.next_logprobs.take(), self.tokens.last()) {
+            self.keep_lookahead_at(self.tokens.len() - 1, last, Arc::from(lp.as_slice::<f32>()), None);
+        }
+    }
+
+    /// Every layer's keys and values at position `at` of each row, stacked: [layers, rows,
+    /// kv_heads, 1, head_dim] (copies, so the buffers are not held).
+    pub(crate) fn position_kv(&self, at: usize) -> Result<(Array, Array)> {
+        let at = at as i32;
+        let (mut k, mut v) = (Vec::new(), Vec::new());
+        for l in self.layers.iter().flatten() {
+            k.push(l.keys.try_index((.., .., at..at + 1, ..))?);
+            v.push(l.values.try_index((.., .., at..at + 1, ..))?);
+        }
+        Ok((ops::stack(&k, 0)?, ops::stack(&v, 0)?))
+    }
+
+    /// Extends a one-row cache by the token after it whose step state was kept, without a
+    /// forward; false (and nothing done) when there is none. The buffers are left to evaluate.
+    pub(crate) fn graft(&mut self, token: u32) -> Result<bool> {
+        let at = self.offset();
+        let Some(Ahead { logprobs, step: Some(st), .. }) = self.ahead(at, token).cloned() else {
+            return Ok(false);
+        };
+        if at == 0 || st.keys.dim(0) as usize != self.layers.len() {
+            return Ok(false);
+        }
+        self.retire_next_logprobs();
+        for layer in 0..self.layers.len() {
+            let k = st.keys.try_index((layer as i32, st.row..st.row + 1))?;
+            let v = st.values.try_index((layer as i32, st.row..st.row + 1))?;
+            self.append(layer, k, v)?;
+        }
+        self.tokens.push(token);
+        self.keep_hidden(at, st.hidden)?;
+        self.next_logprobs = Some(Array::from_slice(&logprobs, &[logprobs.len() as i32]));
+        Ok(true)
     }
 
     /// Trims to the longest common prefix of the cached tokens and `tokens`; returns its length.

@@ -11,7 +11,7 @@ use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::TryIndexOp;
 use mlx_rs::{nn, ops, Array, Dtype};
 
-use crate::cache::KvCache;
+use crate::cache::{KvCache, StepState};
 use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
 use crate::tokenizer::Tokenizer;
@@ -288,10 +288,10 @@ impl Model {
                 t.push(x.clone());
             }
         }
-        // The log-probs after the old last token stay useful (a trim back to it finds them).
-        if let (1, Some(lp), Some(&last)) = (b, cache.next_logprobs.take(), cache.tokens.last()) {
-            cache.keep_lookahead_at(cache.tokens.len() - 1, last, Arc::from(lp.as_slice::<f32>()));
+        if b == 1 {
+            cache.retire_next_logprobs();
         }
+        cache.next_logprobs = None;
         cache.tokens.extend_from_slice(&batch[0]);
         let out = fast::rms_norm(&x, Some(&self.weights.norm), c.rms_eps)?;
         if b == 1 {
@@ -385,6 +385,18 @@ impl Model {
             cache.clear(); // a scoring fork with many rows: start over with one
         }
         let mut reused = cache.trim_to_common_prefix(tokens)?;
+        // Tokens a search already stepped to from here: their keys, values and log-probs were
+        // kept, so they need no forward.
+        let grafted = reused;
+        while reused < tokens.len() && cache.graft(tokens[reused])? {
+            reused += 1;
+        }
+        if reused > grafted {
+            eval_cache(cache, [])?;
+            if reused == tokens.len() {
+                return Ok(Prefill { reused, computed: 0 });
+            }
+        }
         if reused == tokens.len() {
             if cache.next_logprobs.is_some() {
                 return Ok(Prefill { reused, computed: 0 });
@@ -426,12 +438,43 @@ impl Model {
     /// Appends one token to each row of `cache` (a fork: 1 row is broadcast to all) and returns
     /// the next-token log-probs of every row, [rows, vocab] f32, evaluated.
     pub fn step(&self, cache: &mut KvCache, tokens: &[u32]) -> Result<Array> {
+        Ok(self.step_hidden(cache, tokens)?.0)
+    }
+
+    /// [`Model::step`], and the hidden states it computed: [rows, hidden].
+    fn step_hidden(&self, cache: &mut KvCache, tokens: &[u32]) -> Result<(Array, Array)> {
         let rows: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
-        let h = self.hidden(&rows, cache)?; // [rows, 1, hidden]
-        let logits = self.logits(&h)?.reshape(&[tokens.len() as i32, -1])?;
+        let h = self.hidden(&rows, cache)?.reshape(&[tokens.len() as i32, -1])?; // [rows, hidden]
+        let logits = self.logits(&h)?;
         let logprobs = self.log_softmax(&logits)?;
-        eval_cache(cache, [&logprobs])?;
-        Ok(logprobs)
+        eval_cache(cache, [&logprobs, &h])?;
+        Ok((logprobs, h))
+    }
+
+    /// [`Model::step`] on `fork`, a one-row fork of `base` holding the same tokens, that keeps
+    /// in `base` what each token's step computed: its next-token log-probs (a search from the
+    /// same context reads them, [`KvCache::lookahead`]) and its keys, values and hidden state
+    /// (a prefill that extends `base` by that token runs no forward for it). Returns the
+    /// log-probs of each row.
+    pub fn step_keeping(&self, base: &mut KvCache, fork: &mut KvCache, tokens: &[u32]) -> Result<Vec<Arc<[f32]>>> {
+        if base.rows() != 1 || fork.rows() != 1 || fork.tokens != base.tokens || base.offset() == 0 {
+            return Err(ModelError::Input("a kept step starts from a one-row fork of a prefilled cache".into()));
+        }
+        let at = base.offset();
+        let (lp, h) = self.step_hidden(fork, tokens)?;
+        let (keys, values) = fork.position_kv(at)?;
+        mlx_rs::transforms::eval([&keys, &values])?;
+        let v = self.config.vocab;
+        let lp = lp.as_slice::<f32>();
+        let mut rows = Vec::with_capacity(tokens.len());
+        for (r, &t) in tokens.iter().enumerate() {
+            let row: Arc<[f32]> = Arc::from(&lp[r * v..(r + 1) * v]);
+            let i = r as i32;
+            let step = StepState { keys: keys.clone(), values: values.clone(), row: i, hidden: h.try_index(i..i + 1)? };
+            base.keep_lookahead_at(at, t, row.clone(), Some(step));
+            rows.push(row);
+        }
+        Ok(rows)
     }
 
     /// Next-token log-probs after what `cache` holds (call [`Model::prefill`] first).

@@ -112,6 +112,44 @@ fn log_probs_past_the_cached_tokens_are_kept_until_a_trim_cuts_them() {
 }
 
 #[test]
+fn a_kept_step_extends_the_cache_without_a_forward_and_with_the_same_numbers() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode("It was a bright cold day in April, and the clocks were striking thirteen").unwrap();
+    let n = 7;
+    let mut cache = KvCache::new();
+    model.prefill(&mut cache, &ids[..n]).unwrap();
+    // A search's first step over three tokens, the right one among them.
+    let tokens = [ids[n + 1], ids[n], ids[n + 2]];
+    let mut fork = cache.fork();
+    let rows = model.step_keeping(&mut cache, &mut fork, &tokens).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(cache.offset(), n, "the base is not extended");
+    assert_eq!(cache.lookahead(ids[n]).as_deref(), Some(&rows[1][..]));
+
+    // Extending by that token runs no forward; the rest of the text runs after it.
+    let f = model.forward_count().0;
+    let p = model.prefill(&mut cache, &ids[..=n]).unwrap();
+    assert_eq!((p.reused, p.computed), (n + 1, 0));
+    assert_eq!(model.forward_count().0, f);
+    assert_eq!(model.next_logprobs(&cache).unwrap(), rows[1].to_vec());
+    model.prefill(&mut cache, &ids).unwrap();
+    let fresh = next_lp(&model, &mut KvCache::new(), &ids);
+    let grafted = model.next_logprobs(&cache).unwrap();
+    assert!(max_abs_diff(&grafted, &fresh) < TOL, "{}", max_abs_diff(&grafted, &fresh));
+    // The grafted position's hidden state was kept too: log-probs after it come from the head.
+    let forks = model.forks_at(&cache, &[n + 1]).unwrap();
+    let after = model.next_logprobs(forks[0].as_ref().expect("the grafted position's hidden state")).unwrap();
+    assert!(max_abs_diff(&after, &rows[1]) < TOL);
+
+    // Only from the fork's own context: a fork cut back from its base's tokens is refused.
+    let mut longer = cache.fork();
+    assert!(model.step_keeping(&mut cache, &mut longer, &tokens).is_ok());
+    longer.trim(n).unwrap();
+    assert!(model.step_keeping(&mut cache, &mut longer, &tokens).is_err());
+}
+
+#[test]
 fn a_fork_extends_without_touching_the_original() {
     let _mlx = mlx_lock();
     let model = default_model();
