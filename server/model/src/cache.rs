@@ -57,6 +57,14 @@ struct Ahead {
     step: Option<StepState>,
 }
 
+impl Ahead {
+    /// Its log-probs, and its share of the step's stacked keys and values and its hidden state.
+    fn nbytes(&self) -> usize {
+        self.logprobs.len() * std::mem::size_of::<f32>()
+            + self.step.as_ref().map_or(0, |s| (s.keys.nbytes() + s.values.nbytes()) / s.keys.dim(1).max(1) as usize + s.hidden.nbytes())
+    }
+}
+
 /// What a step computed at one position of one row: every layer's keys and values there, as row
 /// `row` of [layers, rows, kv_heads, 1, head_dim] stacks, and the hidden state, [1, hidden].
 /// With it, a cache is extended by that position's token without a forward ([`KvCache::graft`]).
@@ -88,12 +96,12 @@ impl KvCache {
         &self.tokens
     }
 
-    /// Bytes held by the key and value buffers (their capacity, which is what they occupy) and
-    /// the kept hidden states.
+    /// Bytes held by the key and value buffers (their capacity, which is what they occupy), the
+    /// kept hidden states and the kept lookahead rows.
     pub fn nbytes(&self) -> usize {
         self.layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum::<usize>()
             + self.hidden.iter().map(|(_, h)| h.nbytes()).sum::<usize>()
-            + self.lookahead.iter().map(|a| a.logprobs.len() * std::mem::size_of::<f32>()).sum::<usize>()
+            + self.lookahead.iter().map(Ahead::nbytes).sum::<usize>()
     }
 
     /// Positions the buffers can hold before they grow.

@@ -387,11 +387,11 @@ impl Model {
         let mut reused = cache.trim_to_common_prefix(tokens)?;
         // Tokens a search already stepped to from here: their keys, values and log-probs were
         // kept, so they need no forward.
-        let grafted = reused;
+        let trimmed = reused;
         while reused < tokens.len() && cache.graft(tokens[reused])? {
             reused += 1;
         }
-        if reused > grafted {
+        if reused > trimmed {
             eval_cache(cache, [])?;
             if reused == tokens.len() {
                 return Ok(Prefill { reused, computed: 0 });
