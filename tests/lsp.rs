@@ -218,6 +218,38 @@ fn typing_gets_ghost_text_and_completions() {
 }
 
 #[test]
+fn the_space_after_a_known_word_is_worked_out_while_idle() {
+    let mut c = Client::start(json!({"latencyBudgetMs": 20000}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let uri = "file:///tmp/laya-test/ahead.md";
+    let text = "The capital of France is";
+    c.open(uri, "markdown", text);
+    let col = text.len() as u32;
+    // Ghost text inside "is": a word the lexicon knows, so a space may come next.
+    c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    let engine = |c: &mut Client| c.request("laya/stats", Value::Null)["result"]["engine"].clone();
+    let t = std::time::Instant::now();
+    while engine(&mut c)["speculations"].as_u64().unwrap_or(0) == 0 {
+        assert!(t.elapsed().as_secs() < 60, "nothing was worked out ahead: {}", engine(&mut c));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let ahead = engine(&mut c);
+    assert!(ahead["speculative_forwards"].as_u64().unwrap() >= 1, "{ahead}");
+    // The space: the same suggestion, with no forward of its own.
+    let (mut col, mut version) = (col, 1i64);
+    type_chars(&mut c, uri, &mut col, &mut version, " ");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    assert_eq!(r["result"]["items"][0]["insertText"], "Paris", "{r}");
+    let after = engine(&mut c);
+    let forwards = after["ghost_forwards"].as_array().unwrap();
+    assert_eq!(forwards.len(), ahead["ghost_forwards"].as_array().unwrap().len() + 1, "{after}");
+    assert_eq!(forwards.last().unwrap().as_f64(), Some(0.0), "the space's ghost text ran a forward: {after}");
+    // After a space nothing of a word is typed: nothing more is worked out.
+    assert_eq!(after["speculations"], ahead["speculations"], "{after}");
+    c.shutdown();
+}
+
+#[test]
 fn misspellings_get_diagnostics_and_quick_fixes() {
     let dir = tempfile::tempdir().unwrap();
     let dict = dir.path().join("words.txt");

@@ -587,6 +587,10 @@ fn replay(args: &Args) -> anyhow::Result<()> {
             t["p95"]
         ))?;
     }
+    out(&format!(
+        "{:<34} {} ({} forwards, while idle)",
+        "ghost texts worked out ahead", report["speculations"], report["speculative_forwards"]
+    ))?;
     out(&format!("{:<34} {:.1}%", "keystrokes that re-prefilled", 100.0 * report["reprefill_share"].as_f64().unwrap_or(0.0)))?;
     out(&format!("{:<34} {}", "suggestions shown", report["suggestions_shown"]))?;
     out(&format!("{:<34} {:.1} MB (budget {:.0} MB)", "KV caches", report["cache_bytes"].as_f64().unwrap_or(0.0) / 1e6, report["budget_bytes"].as_f64().unwrap_or(0.0) / 1e6))

@@ -132,6 +132,9 @@ pub struct Stats {
     /// The same for whole spelling checks.
     pub check_forwards: Vec<f64>,
     pub check_tokens: Vec<f64>,
+    /// Ghost texts worked out ahead of the keystroke while idle, and the forwards they ran.
+    pub speculations: u64,
+    pub speculative_forwards: u64,
 }
 
 /// The handle handlers hold.
@@ -217,6 +220,18 @@ struct Worker {
     versions: Arc<DashMap<String, i32>>,
     urgent: Arc<AtomicUsize>,
     stats: Stats,
+    /// Ghost text to work out while nothing else waits: see [`Worker::speculate`].
+    ahead: Option<Speculation>,
+}
+
+/// The ghost text a document will likely ask for next: the same text and a space, after a word
+/// the lexicon knows (the word may be finished).
+struct Speculation {
+    doc: String,
+    version: i32,
+    before: String,
+    after: String,
+    opts: GhostOptions,
 }
 
 impl Worker {
@@ -234,12 +249,23 @@ impl Worker {
             versions,
             urgent,
             stats: Stats::default(),
+            ahead: None,
         }
     }
 
     fn run(mut self, rx: mpsc::Receiver<Job>) {
         let mut queue: VecDeque<Job> = VecDeque::new();
         loop {
+            while let Ok(j) = rx.try_recv() {
+                queue.push_back(j);
+            }
+            // Idle: work out the ghost text the writer will likely ask for next.
+            if queue.is_empty() {
+                if let Some(s) = self.ahead.take() {
+                    self.speculate(s);
+                    continue;
+                }
+            }
             if queue.is_empty() {
                 match rx.recv() {
                     Ok(j) => queue.push_back(j),
@@ -360,13 +386,53 @@ impl Worker {
         }
     }
 
+    /// Runs a [`Speculation`] and keeps only what it leaves in the document's cache: the kept
+    /// steps make the real keystroke's ghost text a lookup ([`laya_model::KvCache::lookahead`]),
+    /// the same suggestion without the forward. It runs only when no job waits, and not for a
+    /// document that changed meanwhile; a job that arrives during it waits for its end (one
+    /// forward or two).
+    fn speculate(&mut self, s: Speculation) {
+        if self.versions.get(&s.doc).is_none_or(|v| *v != s.version) || !self.caches.contains_key(&s.doc) {
+            return;
+        }
+        if self.loaded.is_none() {
+            return;
+        }
+        let mut cache = self.doc_cache(&s.doc);
+        let Some(loaded) = self.loaded.as_ref() else { return };
+        let f0 = loaded.model.forward_count().0;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            laya_decide::ghost(&loaded.model, &loaded.vocab, self.speller.as_ref(), &mut cache, &s.before, &s.after, &s.opts)
+        }));
+        self.stats.speculations += 1;
+        self.stats.speculative_forwards += loaded.model.forward_count().0 - f0;
+        match r {
+            Ok(_) => self.put_cache(s.doc, cache),
+            Err(_) => tracing::error!("speculative ghost text panicked; the document's cache was dropped"),
+        }
+    }
+
     fn handle(&mut self, job: Job) {
         match job {
             Job::Load { model, lexicon, reply } => {
                 let _ = reply.send(self.load(model, lexicon));
             }
-            Job::Ghost { doc, before, after, opts, reply, .. } => {
+            Job::Ghost { doc, version, before, after, opts, reply, .. } => {
                 fault_point(&before);
+                // After a word the lexicon knows, a space is a likely next key: its ghost text
+                // (the next word, which always needs the model) is worked out while the writer
+                // reaches for it.
+                let word = laya_text::split_at_cursor(&before).word;
+                let word_may_end = !word.is_empty()
+                    && !after.starts_with(laya_text::is_word_char)
+                    && self.speller.as_ref().is_some_and(|sp| sp.is_known(word));
+                self.ahead = word_may_end.then(|| Speculation {
+                    doc: doc.clone(),
+                    version,
+                    before: format!("{before} "),
+                    after: after.clone(),
+                    opts,
+                });
                 // Typing what the last suggestion said keeps the rest of it: no model work.
                 if let Some((b0, g0)) = self.last_ghost.get(&doc) {
                     if let Some(typed) = before.strip_prefix(b0.as_str()) {
@@ -383,6 +449,9 @@ impl Worker {
                     laya_decide::ghost(&m.model, &m.vocab, self.speller.as_ref(), &mut cache, &before, &after, &opts)
                         .map_err(|e| JobError::Failed(e.to_string()))
                 });
+                if r.is_err() {
+                    self.ahead = None;
+                }
                 match &r {
                     Ok(Some(g)) => {
                         self.last_ghost.insert(doc.clone(), (before, g.clone()));
