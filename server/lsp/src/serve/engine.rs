@@ -1,7 +1,8 @@
 //! The inference thread: the one owner of the model, the lexicon and every document's KV cache.
 //! Handlers send it a closed set of jobs and await the reply; jobs for an old version of a
 //! document, or whose requester has gone (a cancelled request), are dropped unanswered, and of
-//! several queued suggestion jobs for one document only the newest runs.
+//! several queued suggestion jobs for one document only the newest runs. When no job waits, it
+//! works out the ghost text the next keystroke will likely ask for ([`Worker::speculate`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -395,12 +396,9 @@ impl Worker {
         if self.versions.get(&s.doc).is_none_or(|v| *v != s.version) || !self.caches.contains_key(&s.doc) {
             return;
         }
-        if self.loaded.is_none() {
-            return;
-        }
+        let Some(f0) = self.loaded.as_ref().map(|l| l.model.forward_count().0) else { return };
         let mut cache = self.doc_cache(&s.doc);
-        let Some(loaded) = self.loaded.as_ref() else { return };
-        let f0 = loaded.model.forward_count().0;
+        let loaded = self.loaded.as_ref().expect("checked above");
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             laya_decide::ghost(&loaded.model, &loaded.vocab, self.speller.as_ref(), &mut cache, &s.before, &s.after, &s.opts)
         }));
