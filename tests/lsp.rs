@@ -246,6 +246,14 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
     assert_eq!(forwards.last().unwrap().as_f64(), Some(0.0), "the space's ghost text ran a forward: {after}");
     // After a space nothing of a word is typed: nothing more is worked out.
     assert_eq!(after["speculations"], ahead["speculations"], "{after}");
+    // And with `workAhead` off, nothing is worked out ahead at all.
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {"laya": {"latencyBudgetMs": 20000, "workAhead": false}}}));
+    let other = "file:///tmp/laya-test/ahead-off.md";
+    c.open(other, "markdown", "The capital of Germany is");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": other}, "position": pos(0, 25), "context": {"triggerKind": 2}}));
+    assert!(r["error"].is_null(), "{r}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(engine(&mut c)["speculations"], ahead["speculations"]);
     c.shutdown();
 }
 

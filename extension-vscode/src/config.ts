@@ -19,11 +19,12 @@ export const SERVER_KEYS = [
     'diagnosticSeverity',
     'debounceMs',
     'latencyBudgetMs',
+    'workAhead',
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
 export type ServerSettings = Partial<Record<ServerKey, boolean | number | string | string[]>>;
 
-const BOOLEANS: ServerKey[] = ['ghostText', 'completion', 'diagnostics'];
+const BOOLEANS: ServerKey[] = ['ghostText', 'completion', 'diagnostics', 'workAhead'];
 const PATHS: ServerKey[] = ['modelPath', 'lexiconPath', 'userDictionary'];
 /** Numbers and the ranges the server allows (it refuses to start on a value outside them). */
 const NUMBERS: Partial<Record<ServerKey, [number, number, boolean]>> = {

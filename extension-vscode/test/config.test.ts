@@ -39,6 +39,7 @@ test('only keys the user set are sent, all of them known to the server', () => {
             diagnosticSeverity: 'hint',
             debounceMs: 100,
             latencyBudgetMs: 300,
+            workAhead: false,
         }),
         ctx,
     );

@@ -479,6 +479,7 @@ impl Backend {
                 before: before.clone(),
                 after: after.clone(),
                 opts,
+                ahead: s.work_ahead,
                 deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
                 reply,
             })

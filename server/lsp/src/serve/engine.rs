@@ -44,7 +44,8 @@ pub enum Job {
     Load { model: Option<PathBuf>, lexicon: Option<PathBuf>, reply: Reply<String> },
     /// Ghost text after `before` (the context window up to the cursor); not started after
     /// `deadline` (a suggestion that late would only distract).
-    Ghost { doc: String, version: i32, before: String, after: String, opts: GhostOptions, deadline: Instant, reply: Reply<Option<Ghost>> },
+    /// `ahead`: whether the ghost text for a following space may be worked out while idle.
+    Ghost { doc: String, version: i32, before: String, after: String, opts: GhostOptions, ahead: bool, deadline: Instant, reply: Reply<Option<Ghost>> },
     /// Up to `n` completions after `before`; not started after `deadline`, like ghost text.
     Complete { doc: String, version: i32, before: String, n: usize, deadline: Instant, reply: Reply<Vec<Suggestion>> },
     /// Issues of each paragraph. `ignored`: words to leave alone in this document; `repeated`:
@@ -415,13 +416,14 @@ impl Worker {
             Job::Load { model, lexicon, reply } => {
                 let _ = reply.send(self.load(model, lexicon));
             }
-            Job::Ghost { doc, version, before, after, opts, reply, .. } => {
+            Job::Ghost { doc, version, before, after, opts, ahead, reply, .. } => {
                 fault_point(&before);
                 // After a word the lexicon knows, a space is a likely next key: its ghost text
                 // (the next word, which always needs the model) is worked out while the writer
                 // reaches for it.
                 let word = laya_text::split_at_cursor(&before).word;
-                let word_may_end = !word.is_empty()
+                let word_may_end = ahead
+                    && !word.is_empty()
                     && !after.starts_with(laya_text::is_word_char)
                     && self.speller.as_ref().is_some_and(|sp| sp.is_known(word));
                 self.ahead = word_may_end.then(|| Speculation {

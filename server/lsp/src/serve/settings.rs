@@ -36,6 +36,9 @@ pub struct Settings {
     pub diagnostic_severity: String,
     /// Quiet time after an edit before its paragraph is re-checked (ms).
     pub debounce_ms: u64,
+    /// Work out the ghost text for a space after a known word while idle (a forward or two of
+    /// model work per such word, so that the space's next-word suggestion is a lookup).
+    pub work_ahead: bool,
 }
 
 impl Default for Settings {
@@ -53,6 +56,7 @@ impl Default for Settings {
             user_dictionary: None,
             diagnostic_severity: "information".into(),
             debounce_ms: 250,
+            work_ahead: true,
         }
     }
 }
