@@ -228,10 +228,10 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
     // Ghost text inside "is": a word the lexicon knows, so a space may come next.
     c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
     let engine = |c: &mut Client| c.request("laya/stats", Value::Null)["result"]["engine"].clone();
-    let t = std::time::Instant::now();
+    let t = Instant::now();
     while engine(&mut c)["speculations"].as_u64().unwrap_or(0) == 0 {
         assert!(t.elapsed().as_secs() < 60, "nothing was worked out ahead: {}", engine(&mut c));
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(50));
     }
     let ahead = engine(&mut c);
     assert!(ahead["speculative_forwards"].as_u64().unwrap() >= 1, "{ahead}");
@@ -252,7 +252,7 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
     c.open(other, "markdown", "The capital of Germany is");
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": other}, "position": pos(0, 25), "context": {"triggerKind": 2}}));
     assert!(r["error"].is_null(), "{r}");
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    std::thread::sleep(Duration::from_millis(500));
     assert_eq!(engine(&mut c)["speculations"], ahead["speculations"]);
     c.shutdown();
 }

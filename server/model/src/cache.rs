@@ -179,8 +179,8 @@ impl KvCache {
         }
     }
 
-    /// Before the cache grows: the log-probs after its last token stay useful (a trim back to
-    /// it finds them), so they move to the lookahead.
+    /// Before a prefill or a graft grows the cache: the log-probs after its last token stay
+    /// useful (a trim back to it finds them), so they move to the lookahead.
     pub(crate) fn retire_next_logprobs(&mut self) {
         if let (Some(lp), Some(&last)) = (self.next_logprobs.take(), self.tokens.last()) {
             self.keep_lookahead_at(self.tokens.len() - 1, last, Arc::from(lp.as_slice::<f32>()), None);

@@ -288,9 +288,6 @@ impl Model {
                 t.push(x.clone());
             }
         }
-        if b == 1 {
-            cache.retire_next_logprobs();
-        }
         cache.next_logprobs = None;
         cache.tokens.extend_from_slice(&batch[0]);
         let out = fast::rms_norm(&x, Some(&self.weights.norm), c.rms_eps)?;
@@ -392,10 +389,7 @@ impl Model {
             reused += 1;
         }
         if reused > trimmed {
-            eval_cache(cache, [])?;
-            if reused == tokens.len() {
-                return Ok(Prefill { reused, computed: 0 });
-            }
+            eval_cache(cache, [])?; // a graft leaves the log-probs after it: done below if all were
         }
         if reused == tokens.len() {
             if cache.next_logprobs.is_some() {
@@ -418,6 +412,8 @@ impl Model {
             cache.trim(reused)?;
         }
         let new = &tokens[reused..];
+        // The log-probs after the old end stay useful: a trim back to it finds them.
+        cache.retire_next_logprobs();
         // On the CPU, in blocks that Laya's fused kernels take: a 512-token prompt through MLX's
         // long-query graph costs ~3x as much per token as eight 64-token blocks.
         let block = if self.info.cpu_kernels { LAYA_ATTENTION_MAX_QUERIES } else { new.len() };
