@@ -258,6 +258,42 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
 }
 
 #[test]
+fn the_words_of_a_paragraph_are_scored_as_they_settle_and_its_check_finds_them_done() {
+    // A debounce longer than a keystroke takes here: no check runs while the sentence is typed.
+    let mut c = Client::start(json!({"latencyBudgetMs": 20000, "debounceMs": 1500}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let engine = |c: &mut Client| c.request("laya/stats", Value::Null)["result"]["engine"].clone();
+    let type_sentence = |c: &mut Client, uri: &str, text: &str| {
+        c.open(uri, "markdown", "");
+        let (mut col, mut version) = (0u32, 1i64);
+        for ch in text.chars() {
+            type_chars(c, uri, &mut col, &mut version, &ch.to_string());
+            let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+            assert!(r["error"].is_null(), "{r}");
+        }
+        let d = c.wait_for("diagnostics", |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
+        let flagged: Vec<String> = d["params"]["diagnostics"].as_array().unwrap().iter().map(|x| x["data"]["word"].as_str().unwrap().to_string()).collect();
+        assert_eq!(flagged, ["then"], "{d}");
+        assert_eq!(d["params"]["diagnostics"][0]["data"]["suggestions"][0], "than", "{d}");
+    };
+    type_sentence(&mut c, "file:///tmp/laya-test/settle.md", "My house is bigger then yours, and I like it.");
+    let e = engine(&mut c);
+    // "then" was scored once "like" was finished, between keystrokes; the check after the pause
+    // found every word scored and ran no forward.
+    assert!(e["checked_ahead"].as_u64().unwrap() >= 1 && e["check_ahead_forwards"].as_u64().unwrap() >= 1, "{e}");
+    let checks = e["check_forwards"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "one whole check: {e}");
+    assert_eq!(checks[0].as_f64(), Some(0.0), "the check ran a forward of its own: {e}");
+    // With `workAhead` off nothing is scored ahead, and the check finds the same.
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {"laya": {"latencyBudgetMs": 20000, "debounceMs": 1500, "workAhead": false}}}));
+    type_sentence(&mut c, "file:///tmp/laya-test/settle-off.md", "Her car is faster then mine, and she likes it.");
+    let off = engine(&mut c);
+    assert_eq!((&off["checked_ahead"], &off["check_ahead_forwards"]), (&e["checked_ahead"], &e["check_ahead_forwards"]), "{off}");
+    assert!(off["check_forwards"].as_array().unwrap().last().unwrap().as_f64().unwrap() >= 1.0, "{off}");
+    c.shutdown();
+}
+
+#[test]
 fn misspellings_get_diagnostics_and_quick_fixes() {
     let dir = tempfile::tempdir().unwrap();
     let dict = dir.path().join("words.txt");

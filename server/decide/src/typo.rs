@@ -221,10 +221,23 @@ impl Speller {
         if !text.is_char_boundary(context_len.min(text.len())) {
             return Err(DecideError::Input("context_len is not at a character boundary".into()));
         }
+        let mut issues = Vec::new();
+        let asks = self.asks(model.is_some(), text, context_len, skip, &mut issues);
+        if let Some(model) = model {
+            let (scored, _) = self.score_asks(model, cache, text, &asks, interrupt)?;
+            for (ask, scored) in asks.iter().zip(scored) {
+                issues.extend(self.decide(text, ask, scored));
+            }
+        }
+        issues.sort_by_key(|i| i.start);
+        Ok(issues)
+    }
+
+    /// What to ask the model about `text` after `context_len`, word by word; misspellings that
+    /// need no model (there is none) go straight into `issues`.
+    fn asks<'t>(&self, with_model: bool, text: &'t str, context_len: usize, skip: &dyn Fn(&str) -> bool, issues: &mut Vec<Issue>) -> Vec<Ask<'t>> {
         let prose = prose_mask(text);
         let spans = words(text);
-        let mut issues = Vec::new();
-        // What to ask the model, word by word.
         let mut asks: Vec<Ask> = Vec::new();
         for (i, &(start, end)) in spans.iter().enumerate() {
             if start < context_len || !prose.contains(start) {
@@ -236,7 +249,7 @@ impl Speller {
             }
             let right = right_context(text, &spans, i);
             let (kind, cands, uncontested) = if !self.is_known(word) {
-                if model.is_none() {
+                if !with_model {
                     let suggestions = self.suggest(word, 5);
                     issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::Misspelling, suggestions });
                     continue;
@@ -250,7 +263,7 @@ impl Speller {
                 cands.push((word.to_string(), 0.0));
                 (IssueKind::Misspelling, cands, None)
             } else {
-                if model.is_none() {
+                if !with_model {
                     continue;
                 }
                 let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
@@ -261,19 +274,28 @@ impl Speller {
             let own = if kind == IssueKind::Misspelling { cands.len() - 1 } else { 0 };
             asks.push(Ask { start, end, kind, cands, own, right, uncontested });
         }
-        if let Some(model) = model {
-            let scored = self.score_asks(model, cache, text, &asks, interrupt)?;
-            for (ask, scored) in asks.iter().zip(scored) {
-                issues.extend(self.decide(text, ask, scored));
-            }
+        asks
+    }
+
+    /// Scores ahead, into the memo [`Speller::check`] reads, the correct-looking words of `text`
+    /// (after `context_len`) whose text after them is settled: the words of their right context
+    /// are finished, so typing on at the end of `text` cannot change what a check will ask. It
+    /// is what a check of the paragraph will need, worked out as the writer types (one forward
+    /// per contested word, [`DecideError::Interrupted`] between them when `interrupt` says so).
+    /// Misspellings are left to the check: their dozen candidates make a forward too long to
+    /// slip between keystrokes. Returns how many words it scored.
+    pub fn check_ahead(&self, model: &Model, cache: &mut KvCache, text: &str, context_len: usize, interrupt: &dyn Fn() -> bool) -> Result<usize> {
+        if !text.is_char_boundary(context_len.min(text.len())) {
+            return Err(DecideError::Input("context_len is not at a character boundary".into()));
         }
-        issues.sort_by_key(|i| i.start);
-        Ok(issues)
+        let mut asks = self.asks(true, text, context_len, &|w| !self.is_known(w), &mut Vec::new());
+        asks.retain(|a| settled(text, a.end + a.right.len()));
+        Ok(self.score_asks(model, cache, text, &asks, interrupt)?.1)
     }
 
     /// Each ask's candidates scored in context, best first (from the memo where it was asked
-    /// before in the very same context).
-    fn score_asks(&self, model: &Model, cache: &mut KvCache, text: &str, asks: &[Ask], interrupt: &dyn Fn() -> bool) -> Result<Vec<Vec<Correction>>> {
+    /// before in the very same context), and how many were not in the memo.
+    fn score_asks(&self, model: &Model, cache: &mut KvCache, text: &str, asks: &[Ask], interrupt: &dyn Fn() -> bool) -> Result<(Vec<Vec<Correction>>, usize)> {
         let mut out: Vec<Option<Vec<Correction>>> = vec![None; asks.len()];
         let mut todo = Vec::new(); // (ask, memo key, lead, left ids)
         for (k, ask) in asks.iter().enumerate() {
@@ -285,7 +307,7 @@ impl Speller {
             }
         }
         if todo.is_empty() {
-            return Ok(out.into_iter().map(Option::unwrap_or_default).collect());
+            return Ok((out.into_iter().map(Option::unwrap_or_default).collect(), 0));
         }
         if interrupt() {
             return Err(DecideError::Interrupted);
@@ -333,7 +355,7 @@ impl Speller {
             }
             out[*k] = Some(scored);
         }
-        Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+        Ok((out.into_iter().map(Option::unwrap_or_default).collect(), todo.len()))
     }
 
     /// What an ask's scores say: an issue, or none.
@@ -502,6 +524,12 @@ fn right_context<'a>(text: &'a str, spans: &[(usize, usize)], i: usize) -> &'a s
         to = from + stop + 1;
     }
     &text[from..to]
+}
+
+/// Whether the right context ending at byte `end` of `text` is final: it ends a sentence or a
+/// line, or a character that cannot continue its last word follows it.
+fn settled(text: &str, end: usize) -> bool {
+    text[..end].ends_with(['.', '!', '?', '\n']) || text[end..].chars().next().is_some_and(|c| !laya_text::is_word_char(c))
 }
 
 /// Whether the word at byte `start` begins a sentence (text start, or after . ! ? : or a blank line).

@@ -570,7 +570,7 @@ fn replay(args: &Args) -> anyhow::Result<()> {
     let row = |name: &str, v: &Value| format!("{name:<34} p50 {:>7.2}  p95 {:>7.2}  p99 {:>7.2} ms  (n {})", v["p50_ms"].as_f64().unwrap_or(f64::NAN), v["p95_ms"].as_f64().unwrap_or(f64::NAN), v["p99_ms"].as_f64().unwrap_or(f64::NAN), v["n"]);
     out(&row("ghost text, per keystroke", &report["ghost_text"]))?;
     out(&row("  of which engine jobs", &report["ghost_engine"]))?;
-    out(&row("typo re-check (engine, whole)", &report["typo_recheck_engine"]))?;
+    out(&row("typo re-check (asked to answer)", &report["typo_recheck_engine"]))?;
     out(&format!("{:<34} {}", "  re-checks cut short by a key", report["typo_rechecks_interrupted"]))?;
     for (name, f, t) in [
         ("forwards per ghost-text job", "forwards_per_ghost_job", "token_positions_per_ghost_job"),
@@ -590,6 +590,10 @@ fn replay(args: &Args) -> anyhow::Result<()> {
     out(&format!(
         "{:<34} {} ({} forwards, while idle)",
         "ghost texts worked out ahead", report["speculations"], report["speculative_forwards"]
+    ))?;
+    out(&format!(
+        "{:<34} {} ({} forwards, while idle)",
+        "words scored ahead of re-checks", report["checked_ahead"], report["check_ahead_forwards"]
     ))?;
     out(&format!("{:<34} {:.1}%", "keystrokes that re-prefilled", 100.0 * report["reprefill_share"].as_f64().unwrap_or(0.0)))?;
     out(&format!("{:<34} {}", "suggestions shown", report["suggestions_shown"]))?;

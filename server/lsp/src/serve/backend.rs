@@ -42,7 +42,7 @@ struct Doc {
     /// Char index where the model's context window starts.
     anchor: usize,
     /// Issues of each paragraph text already checked (by hash of the text).
-    checked: HashMap<u64, Vec<Issue>>,
+    checked: HashMap<u64, Checked>,
     /// The last ghost text shown: cursor char index and text.
     shown: Option<(usize, String)>,
     /// Ghost texts the writer typed past (cursor char index, text): not shown there again.
@@ -93,16 +93,35 @@ fn key(uri: &Uri) -> String {
 /// Marks the key of a paragraph checked without the word being typed at its end.
 const WORD_BEING_TYPED: u64 = 0x9e37_79b9_7f4a_7c15;
 
-/// What a paragraph's check depends on: its text, and which of its words the check leaves
-/// alone (a word used once more elsewhere is no longer repeated: the paragraph is checked again).
-fn check_key(text: &str, skip: &HashSet<String>) -> u64 {
+/// A paragraph's issues, and which of its words the check left alone (lower case, sorted).
+struct Checked {
+    left_alone: Vec<String>,
+    issues: Vec<Issue>,
+}
+
+impl Checked {
+    /// Whether these issues still hold when the check leaves `skip` alone. They do while every
+    /// word left alone still is: a word newly left alone (used once more elsewhere, ignored) may
+    /// have been flagged, and publishing drops it; a word no longer left alone (its other use
+    /// deleted) was never looked at, so the paragraph is checked again.
+    fn holds(&self, skip: &HashSet<String>) -> bool {
+        self.left_alone.iter().all(|w| skip.contains(w))
+    }
+}
+
+/// A paragraph's key in [`Doc::checked`]: its text.
+fn check_key(text: &str) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);
+    h.finish()
+}
+
+/// The words of `text` that `skip` holds (lower case, sorted, once each).
+fn left_alone(text: &str, skip: &HashSet<String>) -> Vec<String> {
     let mut left: Vec<String> = laya_text::words(text).into_iter().map(|(s, e)| text[s..e].to_lowercase()).filter(|w| skip.contains(w)).collect();
     left.sort_unstable();
     left.dedup();
-    left.hash(&mut h);
-    h.finish()
+    left
 }
 
 /// What an inline item replaces and with what. `before` is the context the suggestion followed:
@@ -347,16 +366,16 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                     let keys: Vec<u64> = paragraphs
                         .iter()
                         .enumerate()
-                        .map(|(i, p)| check_key(&p.1, &skip) ^ if cut == Some(i) { WORD_BEING_TYPED } else { 0 })
+                        .map(|(i, p)| check_key(&p.1) ^ if cut == Some(i) { WORD_BEING_TYPED } else { 0 })
                         .collect();
-                    let mut todo: Vec<(CheckText, u64)> = vec![];
+                    let mut todo: Vec<(CheckText, u64, Vec<String>)> = vec![];
                     let mut queued = HashSet::new();
                     for (i, (p, &k)) in paragraphs.iter().zip(&keys).enumerate() {
-                        if !d.checked.contains_key(&k) && queued.insert(k) {
+                        if !d.checked.get(&k).is_some_and(|c| c.holds(&skip)) && queued.insert(k) {
                             // The edited paragraph is checked in the ghost text's window when
                             // that starts before it: on the document's cache, already filled.
                             let window = (edited == Some(i) && d.anchor <= p.0).then(|| d.doc.rope().slice(d.anchor..p.0).to_string());
-                            todo.push((CheckText { text: p.1.clone(), window }, k));
+                            todo.push((CheckText { text: p.1.clone(), window }, k, left_alone(&p.1, &skip)));
                         }
                     }
                     Some((d.doc.version(), paragraphs, keys, todo, repeated, d.ignored.clone(), d.last_edit))
@@ -376,7 +395,7 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
             let found = if todo.is_empty() {
                 vec![]
             } else {
-                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.iter().map(|t| t.0.clone()).collect(), ignored: ignored.clone(), repeated: repeated.clone(), reply }).await {
+                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.iter().map(|t| t.0.clone()).collect(), ignored: ignored.clone(), repeated: repeated.clone(), asked: std::time::Instant::now(), reply }).await {
                     Ok(f) => f,
                     Err(JobError::Stale) => return true, // a newer edit checks again
                     Err(JobError::NoModel(m)) => {
@@ -392,8 +411,8 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
             let complete = found.len() == todo.len();
             let diags = {
                 let Some(mut d) = docs.get_mut(uri) else { return true };
-                for ((_, k), issues) in todo.iter().zip(found) {
-                    d.checked.insert(*k, issues);
+                for ((_, k, left_alone), issues) in todo.into_iter().zip(found) {
+                    d.checked.insert(k, Checked { left_alone, issues });
                 }
                 let live: HashSet<u64> = keys.iter().copied().collect();
                 d.checked.retain(|h, _| live.contains(h));
@@ -403,8 +422,8 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                 let severity = settings.severity();
                 let mut diags = vec![];
                 for ((start_char, text), k) in paragraphs.iter().zip(&keys) {
-                    let Some(issues) = d.checked.get(k) else { continue };
-                    for i in issues {
+                    let Some(c) = d.checked.get(k) else { continue };
+                    for i in &c.issues {
                         let w = i.word.to_lowercase();
                         if ignored.contains(&w) || (i.kind == IssueKind::Misspelling && repeated.contains(&w)) {
                             continue;
@@ -433,7 +452,7 @@ impl Backend {
         let uri = key(&params.text_document_position.text_document.uri);
         let pos = params.text_document_position.position;
         let enc = self.enc();
-        let (version, before, after, cursor, replace_from, prefix) = {
+        let (version, before, after, cursor, replace_from, prefix, check_from) = {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 return Err(Error::invalid_params(format!("{uri} is not open")));
             };
@@ -467,7 +486,8 @@ impl Backend {
             let line = rope.char_to_line(cursor);
             let line_end = d.doc.line_range(line).map_or(cursor, |r| r.end);
             let after = rope.slice(cursor..line_end.max(cursor).min(cursor + AFTER_MAX)).to_string();
-            (d.doc.version(), before, after, cursor, from, prefix)
+            let check_from = if prefix.is_empty() { check_from(&s, &d, cursor) } else { None };
+            (d.doc.version(), before, after, cursor, from, prefix, check_from)
         };
         let opts = GhostOptions { threshold: s.threshold, ..GhostOptions::default() };
         let invoked = params.context.trigger_kind == InlineCompletionTriggerKind::INVOKED;
@@ -480,6 +500,7 @@ impl Backend {
                 after: after.clone(),
                 opts,
                 ahead: s.work_ahead,
+                check_from,
                 deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
                 reply,
             })
@@ -506,7 +527,7 @@ impl Backend {
         drop(d);
         if invoked && prefix.is_empty() {
             // Asked for explicitly: alternatives too.
-            if let Ok(more) = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 3, deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms), reply }).await {
+            if let Ok(more) = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 3, check_from: None, deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms), reply }).await {
                 for sug in more {
                     if sug.insert.is_empty() || items.iter().any(|i| i.insert_text == sug.insert) {
                         continue;
@@ -576,6 +597,31 @@ pub struct RankParams {
 }
 
 /// Paragraphs of a text (runs of non-blank lines): (first char index, text).
+/// Where the paragraph holding char `cursor` starts in the text of `d`'s window (a byte offset
+/// from its anchor), when the engine may score that paragraph's settled words ahead of its
+/// spelling check: work ahead and spelling checks are on, and the check will run in the window.
+fn check_from(s: &Settings, d: &Doc, cursor: usize) -> Option<usize> {
+    if !(s.work_ahead && s.diagnostics) || d.doc.len_chars() > MAX_CHECKED_CHARS {
+        return None;
+    }
+    paragraph_start(&d.doc, cursor).filter(|p| d.anchor <= *p).map(|p| d.doc.rope().slice(d.anchor..p).len_bytes())
+}
+
+/// Char index where the paragraph holding char `at` starts (as [`paragraphs`] splits them), or
+/// None when `at` is on a blank line.
+fn paragraph_start(doc: &Document, at: usize) -> Option<usize> {
+    let rope = doc.rope();
+    let blank = |l: usize| rope.line(l).chars().all(char::is_whitespace);
+    let mut line = rope.char_to_line(at);
+    if blank(line) {
+        return None;
+    }
+    while line > 0 && !blank(line - 1) {
+        line -= 1;
+    }
+    Some(rope.line_to_char(line))
+}
+
 fn paragraphs(text: &str) -> Vec<(usize, String)> {
     let mut out = vec![];
     let mut cur: Option<(usize, String)> = None;
@@ -842,7 +888,7 @@ impl LanguageServer for Backend {
         let pos = params.text_document_position.position;
         let enc = self.enc();
         let invoked = params.context.as_ref().is_some_and(|c| c.trigger_kind == CompletionTriggerKind::INVOKED);
-        let (version, before, word_start, at_line_end) = {
+        let (version, before, word_start, at_line_end, check_from) = {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 return Err(Error::invalid_params(format!("{uri} is not open")));
             };
@@ -862,12 +908,23 @@ impl LanguageServer for Backend {
             let line = d.doc.rope().char_to_line(cursor);
             let line_end = d.doc.line_range(line).map_or(cursor, |r| r.end);
             let at_line_end = d.doc.rope().slice(cursor..line_end.max(cursor)).chars().all(char::is_whitespace);
-            (d.doc.version(), before, cursor - n, at_line_end)
+            (d.doc.version(), before, cursor - n, at_line_end, check_from(&s, &d, cursor))
         };
         if !laya_text::is_prose_at(&before, before.len()) {
             return Ok(None);
         }
-        let r = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 5, deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms), reply }).await;
+        let r = self
+            .engine
+            .ask(|reply| Job::Complete {
+                doc: uri.clone(),
+                version,
+                before: before.clone(),
+                n: 5,
+                check_from,
+                deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
+                reply,
+            })
+            .await;
         let sugg = match r {
             Ok(s) => s,
             Err(JobError::NoModel(_) | JobError::Late) => return Ok(None), // nothing to show (yet, or any more)

@@ -45,13 +45,35 @@ pub enum Job {
     /// Ghost text after `before` (the context window up to the cursor); not started after
     /// `deadline` (a suggestion that late would only distract).
     /// `ahead`: whether the ghost text for a following space may be worked out while idle.
-    Ghost { doc: String, version: i32, before: String, after: String, opts: GhostOptions, ahead: bool, deadline: Instant, reply: Reply<Option<Ghost>> },
+    /// `check_from`: where in `before` the paragraph being typed starts, when its spelling check
+    /// runs in this window; its settled words may then be scored while idle.
+    Ghost {
+        doc: String,
+        version: i32,
+        before: String,
+        after: String,
+        opts: GhostOptions,
+        ahead: bool,
+        check_from: Option<usize>,
+        deadline: Instant,
+        reply: Reply<Option<Ghost>>,
+    },
     /// Up to `n` completions after `before`; not started after `deadline`, like ghost text.
-    Complete { doc: String, version: i32, before: String, n: usize, deadline: Instant, reply: Reply<Vec<Suggestion>> },
+    /// `check_from`: as for ghost text.
+    Complete { doc: String, version: i32, before: String, n: usize, check_from: Option<usize>, deadline: Instant, reply: Reply<Vec<Suggestion>> },
     /// Issues of each paragraph. `ignored`: words to leave alone in this document; `repeated`:
     /// words used more than once, left alone unless the lexicon knows them (a known word can
     /// still be the wrong one: "their" for "there").
-    Check { doc: String, version: i32, paragraphs: Vec<CheckText>, ignored: HashSet<String>, repeated: HashSet<String>, reply: Reply<Vec<Vec<Issue>>> },
+    /// `asked`: when the check was asked for (its time counts from then).
+    Check {
+        doc: String,
+        version: i32,
+        paragraphs: Vec<CheckText>,
+        ignored: HashSet<String>,
+        repeated: HashSet<String>,
+        asked: Instant,
+        reply: Reply<Vec<Vec<Issue>>>,
+    },
     Rank { context: String, candidates: Vec<String>, reply: Reply<Vec<Ranked>> },
     /// Words the user added to the dictionary.
     AddWords { words: Vec<String> },
@@ -122,11 +144,15 @@ pub struct Stats {
     /// Suggestion jobs for a document whose cache had been evicted (its context prefilled again).
     pub cache_misses: u64,
     /// Milliseconds the engine spent on recent ghost and check jobs (the last 2,000 of each;
-    /// checks that ran to the end, not those that gave way to a keystroke).
+    /// checks that ran to the end, not those that gave way to a keystroke, each from the moment
+    /// it was asked, its wait for work in progress included).
     pub ghost_ms: Vec<f64>,
     pub check_ms: Vec<f64>,
     /// Checks that gave way to a keystroke before the end (their rest is checked later).
     pub checks_interrupted: u64,
+    /// Words scored ahead of the spelling check while idle, and the forwards that took.
+    pub checked_ahead: u64,
+    pub check_ahead_forwards: u64,
     /// Forward passes, and token positions computed, by each recent ghost job (0 for one answered
     /// from what the document's cache already held).
     pub ghost_forwards: Vec<f64>,
@@ -224,6 +250,17 @@ struct Worker {
     stats: Stats,
     /// Ghost text to work out while nothing else waits: see [`Worker::speculate`].
     ahead: Option<Speculation>,
+    /// Words of a paragraph to score while nothing else waits: see [`Worker::check_ahead`].
+    check_ahead: Option<CheckAhead>,
+}
+
+/// The paragraph being typed (`text[from..]`, after the window's earlier text), whose settled
+/// words a spelling check will ask about.
+struct CheckAhead {
+    doc: String,
+    version: i32,
+    text: String,
+    from: usize,
 }
 
 /// The ghost text a document will likely ask for next: the same text and a space, after a word
@@ -252,6 +289,7 @@ impl Worker {
             urgent,
             stats: Stats::default(),
             ahead: None,
+            check_ahead: None,
         }
     }
 
@@ -261,10 +299,15 @@ impl Worker {
             while let Ok(j) = rx.try_recv() {
                 queue.push_back(j);
             }
-            // Idle: work out the ghost text the writer will likely ask for next.
+            // Idle: work out the ghost text the writer will likely ask for next, then what the
+            // next spelling check will ask.
             if queue.is_empty() {
                 if let Some(s) = self.ahead.take() {
                     self.speculate(s);
+                    continue;
+                }
+                if let Some(c) = self.check_ahead.take() {
+                    self.check_ahead(c);
                     continue;
                 }
             }
@@ -306,12 +349,13 @@ impl Worker {
             }
             self.stats.jobs += 1;
             // A panic inside a decision must not take the server down: it fails that job only.
-            let kind = match &job {
-                Job::Ghost { .. } => 1,
-                Job::Check { .. } => 2,
-                _ => 0,
+            let (kind, t) = match &job {
+                Job::Ghost { .. } => (1, Instant::now()),
+                // A check's time counts from its asking: the writer waits for it through any
+                // work it queued behind.
+                Job::Check { asked, .. } => (2, *asked),
+                _ => (0, Instant::now()),
             };
-            let t = Instant::now();
             let interrupted_before = self.stats.checks_interrupted;
             let forwards_before = self.loaded.as_ref().map(|l| l.model.forward_count());
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
@@ -411,13 +455,37 @@ impl Worker {
         }
     }
 
+    /// Scores the settled words of the paragraph being typed ([`Speller::check_ahead`]) on a
+    /// fork of the document's cache, so that the spelling check after the writer's pause finds
+    /// them scored. It runs only when no job waits, and not for a document that changed
+    /// meanwhile; a suggestion job that arrives stops it after the word it is scoring.
+    fn check_ahead(&mut self, c: CheckAhead) {
+        if self.versions.get(&c.doc).is_none_or(|v| *v != c.version) {
+            return;
+        }
+        let (Some(loaded), Some(speller), Some(d)) = (self.loaded.as_ref(), self.speller.as_ref(), self.caches.get(&c.doc)) else { return };
+        let mut fork = d.cache.fork();
+        let f0 = loaded.model.forward_count().0;
+        let urgent = self.urgent.clone();
+        let interrupt = move || urgent.load(Ordering::Acquire) > 0;
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| speller.check_ahead(&loaded.model, &mut fork, &c.text, c.from, &interrupt)));
+        self.stats.check_ahead_forwards += loaded.model.forward_count().0 - f0;
+        match r {
+            Ok(Ok(n)) => self.stats.checked_ahead += n as u64,
+            Ok(Err(laya_decide::DecideError::Interrupted)) => {}
+            Ok(Err(e)) => tracing::warn!("scoring words ahead of the spelling check failed: {e}"),
+            Err(_) => tracing::error!("scoring words ahead of the spelling check panicked"),
+        }
+    }
+
     fn handle(&mut self, job: Job) {
         match job {
             Job::Load { model, lexicon, reply } => {
                 let _ = reply.send(self.load(model, lexicon));
             }
-            Job::Ghost { doc, version, before, after, opts, ahead, reply, .. } => {
+            Job::Ghost { doc, version, before, after, opts, ahead, check_from, reply, .. } => {
                 fault_point(&before);
+                self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 // After a word the lexicon knows, a space is a likely next key: its ghost text
                 // (the next word, which always needs the model) is worked out while the writer
                 // reaches for it.
@@ -463,7 +531,8 @@ impl Worker {
                 let _ = reply.send(r);
                 self.put_cache(doc, cache);
             }
-            Job::Complete { doc, before, n, reply, .. } => {
+            Job::Complete { doc, version, before, n, check_from, reply, .. } => {
+                self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 let mut cache = self.doc_cache(&doc);
                 let r = self.model().and_then(|m| {
                     laya_decide::complete(&m.model, &m.vocab, &mut cache, &before, n).map_err(|e| JobError::Failed(e.to_string()))

@@ -106,6 +106,8 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         "token_positions_per_recheck": counts(nums("check_tokens")),
         "speculations": e["speculations"],
         "speculative_forwards": e["speculative_forwards"],
+        "checked_ahead": e["checked_ahead"],
+        "check_ahead_forwards": e["check_ahead_forwards"],
         "suggestions_shown": shown,
         "answered_without_the_model": typed.saturating_sub(ghost_jobs),
         "reused_suggestions": e["reused_suggestions"],

@@ -36,8 +36,10 @@ pub struct Settings {
     pub diagnostic_severity: String,
     /// Quiet time after an edit before its paragraph is re-checked (ms).
     pub debounce_ms: u64,
-    /// Work out the ghost text for a space after a known word while idle (a forward or two of
-    /// model work per such word, so that the space's next-word suggestion is a lookup).
+    /// Use idle time between keystrokes: work out the ghost text for a space after a known word
+    /// (a forward or two per such word, so that the space's next-word suggestion is a lookup),
+    /// and score the paragraph's settled words for its spelling check (a forward per contested
+    /// word, so that the check after a pause has them ready).
     pub work_ahead: bool,
 }
 

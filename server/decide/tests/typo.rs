@@ -1,0 +1,73 @@
+//! The spelling check over the real default model and lexicon: words scored ahead, as a writer
+//! types, are the words a check of the paragraph then asks about, with the same answers.
+
+use std::sync::Mutex;
+
+use laya_decide::{default_lexicon_path, Lexicon, Speller};
+use laya_model::{default_model_path, KvCache, Model};
+
+static MLX: Mutex<()> = Mutex::new(());
+
+fn speller() -> Speller {
+    let path = default_lexicon_path().expect("a default lexicon path");
+    Speller::new(Lexicon::load(&path).unwrap_or_else(|e| panic!("the lexicon at {} loads: {e}; run `make model`", path.display())))
+}
+
+#[test]
+fn words_scored_while_typing_leave_the_check_nothing_to_compute_and_the_same_issues() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let path = default_model_path();
+    assert!(path.exists(), "the default model is missing at {}: run `make model`", path.display());
+    let model = Model::load(&path).expect("the default model loads");
+    let window = "We moved last spring.\n\n";
+    let para = "My house is bigger then yours, and I want to go their tomorrow.";
+    let text = format!("{window}{para}");
+    let (ahead, fresh) = (speller(), speller());
+    let no_skip = |_: &str| false;
+    let never = || false;
+
+    // Typed key by key: after each, the document's cache holds the text so far and the words
+    // whose right context is finished are scored on a fork of it.
+    let mut doc = KvCache::new();
+    let mut scored = 0;
+    let mut scored_at_then = None;
+    for end in (window.len() + 1..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+        let typed = &text[..end];
+        let ids = model.tokenizer.encode(typed).unwrap();
+        model.prefill(&mut doc, &ids).unwrap();
+        let mut fork = doc.fork();
+        scored += ahead.check_ahead(&model, &mut fork, typed, window.len(), &never).unwrap();
+        if typed.ends_with("bigger then yours") {
+            // "then" is followed by words still being typed: nothing about it is scored yet.
+            scored_at_then = Some(scored);
+        }
+    }
+    assert_eq!(scored_at_then, Some(0), "a word was scored before the text after it was settled");
+    assert!(scored >= 2, "\"then\" and \"their\" were not scored ahead ({scored})");
+
+    // The check after the pause: the same issues as a check that nothing was scored for, and
+    // no forward of its own.
+    let f0 = model.forward_count().0;
+    let mut fork = doc.fork();
+    let issues = ahead.check(Some(&model), &mut fork, &text, window.len(), &no_skip, &never).unwrap();
+    assert_eq!(model.forward_count().0, f0, "the check ran a forward after everything was scored ahead");
+    let expected = fresh.check(Some(&model), &mut KvCache::new(), &text, window.len(), &no_skip, &never).unwrap();
+    assert_eq!(issues.len(), expected.len(), "{issues:?} against {expected:?}");
+    for (a, b) in issues.iter().zip(&expected) {
+        assert_eq!((a.start, a.end, &a.word, a.kind), (b.start, b.end, &b.word, b.kind));
+        let words = |i: &laya_decide::Issue| i.suggestions.iter().map(|c| c.word.clone()).collect::<Vec<_>>();
+        assert_eq!(words(a), words(b));
+        for (x, y) in a.suggestions.iter().zip(&b.suggestions) {
+            assert!((x.score - y.score).abs() < 1e-2, "{x:?} against {y:?}");
+        }
+    }
+    let words: Vec<&str> = issues.iter().map(|i| i.word.as_str()).collect();
+    assert_eq!(words, ["then", "their"], "{issues:?}");
+
+    // A check ahead that is told to stop leaves what it has not scored to the check.
+    let other = speller();
+    let mut fork = doc.fork();
+    let stop = || true;
+    assert!(matches!(other.check_ahead(&model, &mut fork, &text, window.len(), &stop), Err(laya_decide::DecideError::Interrupted)));
+    assert!(other.check_ahead(&model, &mut KvCache::new(), "né", 2, &never).is_err(), "a context length inside a character is refused");
+}
