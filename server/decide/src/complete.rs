@@ -2,6 +2,7 @@
 //! constrained beam search over the model's tokens (token healing: the search backs off to
 //! the start of the word and only follows tokens consistent with the typed characters).
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use laya_model::{KvCache, Model};
@@ -41,8 +42,11 @@ pub struct Vocab {
     word_ids: Vec<u32>,
     /// Ids of tokens that may start the next word: word tokens, with or without one leading space.
     start_ids: Vec<u32>,
-    /// Ids sorted by text, for the tokens that begin with a typed prefix.
+    /// Ids sorted by text, for the tokens that begin with a typed prefix; and the same for
+    /// the tokens made only of word characters, and for a space and word characters.
     by_text: Vec<u32>,
+    words_by_text: Vec<u32>,
+    spaced_words_by_text: Vec<u32>,
     /// Text -> id, for the tokens that are a prefix of what was typed.
     id_of: std::collections::HashMap<String, u32>,
 }
@@ -61,6 +65,14 @@ impl Vocab {
             };
             texts.push(t);
         }
+        let special = (0..n as u32).map(|id| tok.is_special(id)).collect();
+        Ok(Self::from_texts(texts, special))
+    }
+
+    /// The indexes over each token's text (empty for those that never match text) and whether
+    /// it is a control token.
+    fn from_texts(texts: Vec<String>, special: Vec<bool>) -> Self {
+        let n = texts.len();
         // A token ends the word before it if it starts with anything but a word char
         // (space, punctuation, newline) or is a control token such as end-of-text.
         let boundary = texts
@@ -68,7 +80,7 @@ impl Vocab {
             .enumerate()
             .map(|(id, t)| match t.chars().next() {
                 Some(c) => !is_word_char(c) && c != '\u{FFFD}',
-                None => tok.is_special(id as u32),
+                None => special[id],
             })
             .collect();
         let ok = |t: &str| !t.is_empty() && !t.contains('\u{FFFD}');
@@ -85,12 +97,14 @@ impl Vocab {
         for &i in by_text.iter().rev() {
             id_of.insert(texts[i as usize].clone(), i);
         }
-        Ok(Self { texts, boundary, word_ids, start_ids, by_text, id_of })
+        let words_by_text = by_text.iter().copied().filter(|&i| is_word(&texts[i as usize])).collect();
+        let spaced_words_by_text = by_text.iter().copied().filter(|&i| texts[i as usize].strip_prefix(' ').is_some_and(is_word)).collect();
+        Self { texts, boundary, word_ids, start_ids, by_text, words_by_text, spaced_words_by_text, id_of }
     }
 
     /// Token ids that may follow `so_far` in a word that must start with `typed` (see
     /// [`allowed`]), found through indexes instead of a pass over the vocabulary.
-    fn candidates(&self, so_far: &str, typed: &str) -> Vec<u32> {
+    fn candidates(&self, so_far: &str, typed: &str) -> Cow<'_, [u32]> {
         if so_far.len() < typed.len() {
             let need = &typed[so_far.len()..];
             let mut out: Vec<u32> = Vec::new();
@@ -100,23 +114,42 @@ impl Vocab {
                     out.push(id);
                 }
             }
-            // ...and tokens that begin with all of it ("Paris").
-            let from = self.by_text.partition_point(|&id| self.texts[id as usize].as_str() < need);
-            for &id in &self.by_text[from..] {
-                let t = &self.texts[id as usize];
-                if !t.starts_with(need) {
-                    break;
+            // ...and tokens that begin with all of it and go on with word characters only
+            // ("Paris"). When `need` is a word, or a space and a word, those are the longer
+            // tokens of the same shape: one run of an index sorted by text, found by two
+            // binary searches (a space alone starts half the vocabulary).
+            let text = |id: &u32| self.texts[*id as usize].as_str();
+            let shaped = if is_word(need) {
+                Some(&self.words_by_text)
+            } else {
+                need.strip_prefix(' ').filter(|w| w.is_empty() || is_word(w)).map(|_| &self.spaced_words_by_text)
+            };
+            match shaped {
+                Some(index) => {
+                    let from = index.partition_point(|id| text(id) < need);
+                    let run = &index[from..];
+                    let run = &run[..run.partition_point(|id| text(id).starts_with(need))];
+                    out.extend(run.iter().filter(|id| text(id).len() > need.len()));
                 }
-                if t.len() > need.len() && is_word(&t[need.len()..]) {
-                    out.push(id);
+                None => {
+                    let from = self.by_text.partition_point(|id| text(id) < need);
+                    for id in &self.by_text[from..] {
+                        let t = text(id);
+                        if !t.starts_with(need) {
+                            break;
+                        }
+                        if t.len() > need.len() && is_word(&t[need.len()..]) {
+                            out.push(*id);
+                        }
+                    }
                 }
             }
-            return out;
+            return Cow::Owned(out);
         }
         if so_far.is_empty() && typed.is_empty() {
-            return self.start_ids.clone();
+            return Cow::Borrowed(&self.start_ids);
         }
-        self.word_ids.clone()
+        Cow::Borrowed(&self.word_ids)
     }
 }
 
@@ -166,7 +199,7 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
     // log-probs came from the cache's lookahead: that step is run only if a second one is).
     let mut fork_current = true;
     let mut logprobs: Vec<Arc<[f32]>> = vec![Arc::from(model.next_logprobs(cache)?)];
-    let prefix_mass = log_sum_exp(vocab.candidates("", typed).into_iter().map(|id| logprobs[0][id as usize]));
+    let prefix_mass = log_sum_exp(vocab.candidates("", typed).iter().map(|&id| logprobs[0][id as usize]));
     let mut live = vec![Beam { tokens: vec![], text: String::new(), logprob: 0.0 }];
     let mut finished: Vec<Beam> = Vec::new();
     for step in 0..=MAX_WORD_TOKENS {
@@ -187,7 +220,7 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
             if step == MAX_WORD_TOKENS {
                 continue;
             }
-            for id in vocab.candidates(&beam.text, typed) {
+            for &id in vocab.candidates(&beam.text, typed).iter() {
                 let p = lp[id as usize];
                 if p > -25.0 {
                     debug_assert!(allowed(&beam.text, &vocab.texts[id as usize], typed));
@@ -198,12 +231,11 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
         if next.is_empty() || step == MAX_WORD_TOKENS {
             break;
         }
-        next.sort_by(|a, b| b.2.total_cmp(&a.2));
         // Stop when no live hypothesis can beat the n-th finished word any more.
         finished.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
         let bar = finished.get(n.saturating_sub(1)).map_or(f32::NEG_INFINITY, |b| b.logprob);
         next.retain(|e| e.2 > bar && e.2 - prefix_mass.min(0.0) >= floor);
-        next.truncate(beam);
+        best_first(&mut next, beam);
         if next.is_empty() {
             break;
         }
@@ -248,6 +280,23 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
     finished.dedup_by(|a, b| a.text == b.text);
     finished.truncate(n);
     Ok((finished, prefix_mass))
+}
+
+/// Keeps the `k` likeliest of `next` (parent, token, log-prob), best first; of equal ones, the
+/// earlier. The same as a stable sort and a cut, without sorting the tens of thousands of
+/// tokens a step may allow.
+fn best_first(next: &mut Vec<(usize, u32, f32)>, k: usize) {
+    let mut ranked: Vec<(usize, (usize, u32, f32))> = next.drain(..).enumerate().collect();
+    let order = |a: &(usize, (usize, u32, f32)), b: &(usize, (usize, u32, f32))| b.1 .2.total_cmp(&a.1 .2).then(a.0.cmp(&b.0));
+    if k == 0 {
+        return;
+    }
+    if ranked.len() > k {
+        ranked.select_nth_unstable_by(k - 1, order);
+        ranked.truncate(k);
+    }
+    ranked.sort_by(order);
+    next.extend(ranked.into_iter().map(|r| r.1));
 }
 
 /// log(sum(exp(x)))
@@ -358,7 +407,44 @@ fn normalize(out: &mut [Suggestion]) {
 
 #[cfg(test)]
 mod tests {
-    use super::allowed;
+    use super::{allowed, best_first, Vocab};
+
+    #[test]
+    fn the_indexes_find_exactly_the_allowed_tokens_once_each() {
+        let texts = [
+            " ", "P", "Pa", "Par", "Paris", "Par,", " P", " Pa", " Par", " Paris", " Parisian", " Pet", "ris", "is", " is",
+            ".", ",", "\n", "'s", "’t", "don", " don't", "  The", " (", "The", " The", "re", "\u{FFFD}", "é", " été", "Pé", "",
+        ];
+        let special: Vec<bool> = texts.iter().map(|t| t.is_empty()).collect();
+        let v = Vocab::from_texts(texts.iter().map(|t| t.to_string()).collect(), special);
+        let cases = [
+            ("", " Par"), (" P", " Par"), (" Pa", " Par"), ("", "Par"), ("P", "Par"), ("", " "), ("", ""), (" Par", " Par"),
+            ("", "P"), ("", " P"), ("", "don"), ("", " don'"), ("", "'"), ("", " é"), ("", "P,"), ("", " ("), (" The", ""), ("", " Z"),
+        ];
+        for (so_far, typed) in cases {
+            let got: Vec<u32> = v.candidates(so_far, typed).to_vec();
+            let mut want: Vec<u32> = (0..texts.len() as u32).filter(|&i| allowed(so_far, texts[i as usize], typed)).collect();
+            let mut sorted = got.clone();
+            sorted.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(sorted, want, "{so_far:?} {typed:?}");
+            sorted.dedup();
+            assert_eq!(sorted.len(), got.len(), "a token twice for {so_far:?} {typed:?}");
+        }
+    }
+
+    #[test]
+    fn best_first_is_a_stable_sort_and_a_cut() {
+        let all: Vec<(usize, u32, f32)> = (0..200u32).map(|i| ((i % 3) as usize, i, ((i * 37) % 11) as f32 * -0.5)).collect();
+        for k in [0, 1, 4, 199, 200, 300] {
+            let mut want = all.clone();
+            want.sort_by(|a, b| b.2.total_cmp(&a.2));
+            want.truncate(k);
+            let mut got = all.clone();
+            best_first(&mut got, k);
+            assert_eq!(got, want, "k = {k}");
+        }
+    }
 
     #[test]
     fn tokens_must_agree_with_what_was_typed() {
