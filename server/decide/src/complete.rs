@@ -286,11 +286,12 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
 /// earlier. The same as a stable sort and a cut, without sorting the tens of thousands of
 /// tokens a step may allow.
 fn best_first(next: &mut Vec<(usize, u32, f32)>, k: usize) {
-    let mut ranked: Vec<(usize, (usize, u32, f32))> = next.drain(..).enumerate().collect();
-    let order = |a: &(usize, (usize, u32, f32)), b: &(usize, (usize, u32, f32))| b.1 .2.total_cmp(&a.1 .2).then(a.0.cmp(&b.0));
     if k == 0 {
+        next.clear();
         return;
     }
+    let mut ranked: Vec<(usize, (usize, u32, f32))> = next.drain(..).enumerate().collect();
+    let order = |a: &(usize, (usize, u32, f32)), b: &(usize, (usize, u32, f32))| b.1 .2.total_cmp(&a.1 .2).then(a.0.cmp(&b.0));
     if ranked.len() > k {
         ranked.select_nth_unstable_by(k - 1, order);
         ranked.truncate(k);

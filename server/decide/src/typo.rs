@@ -218,11 +218,8 @@ impl Speller {
         skip: &dyn Fn(&str) -> bool,
         interrupt: &dyn Fn() -> bool,
     ) -> Result<Vec<Issue>> {
-        if !text.is_char_boundary(context_len.min(text.len())) {
-            return Err(DecideError::Input("context_len is not at a character boundary".into()));
-        }
         let mut issues = Vec::new();
-        let asks = self.asks(model.is_some(), text, context_len, skip, &mut issues);
+        let asks = self.asks(model.is_some(), text, context_len, skip, &mut issues)?;
         if let Some(model) = model {
             let (scored, _) = self.score_asks(model, cache, text, &asks, interrupt)?;
             for (ask, scored) in asks.iter().zip(scored) {
@@ -235,7 +232,10 @@ impl Speller {
 
     /// What to ask the model about `text` after `context_len`, word by word; misspellings that
     /// need no model (there is none) go straight into `issues`.
-    fn asks<'t>(&self, with_model: bool, text: &'t str, context_len: usize, skip: &dyn Fn(&str) -> bool, issues: &mut Vec<Issue>) -> Vec<Ask<'t>> {
+    fn asks<'t>(&self, with_model: bool, text: &'t str, context_len: usize, skip: &dyn Fn(&str) -> bool, issues: &mut Vec<Issue>) -> Result<Vec<Ask<'t>>> {
+        if !text.is_char_boundary(context_len.min(text.len())) {
+            return Err(DecideError::Input("context_len is not at a character boundary".into()));
+        }
         let prose = prose_mask(text);
         let spans = words(text);
         let mut asks: Vec<Ask> = Vec::new();
@@ -274,7 +274,7 @@ impl Speller {
             let own = if kind == IssueKind::Misspelling { cands.len() - 1 } else { 0 };
             asks.push(Ask { start, end, kind, cands, own, right, uncontested });
         }
-        asks
+        Ok(asks)
     }
 
     /// Scores ahead, into the memo [`Speller::check`] reads, the correct-looking words of `text`
@@ -285,10 +285,7 @@ impl Speller {
     /// Misspellings are left to the check: their dozen candidates make a forward too long to
     /// slip between keystrokes. Returns how many words it scored.
     pub fn check_ahead(&self, model: &Model, cache: &mut KvCache, text: &str, context_len: usize, interrupt: &dyn Fn() -> bool) -> Result<usize> {
-        if !text.is_char_boundary(context_len.min(text.len())) {
-            return Err(DecideError::Input("context_len is not at a character boundary".into()));
-        }
-        let mut asks = self.asks(true, text, context_len, &|w| !self.is_known(w), &mut Vec::new());
+        let mut asks = self.asks(true, text, context_len, &|w| !self.is_known(w), &mut Vec::new())?;
         asks.retain(|a| settled(text, a.end + a.right.len()));
         Ok(self.score_asks(model, cache, text, &asks, interrupt)?.1)
     }
