@@ -17,8 +17,13 @@ VENV="$ROOT/.deps/llamacpp"
 PY=${PYTHON:-python3}
 
 LLAMACPP_VERSION=0.3.16
-# Native CPU flags crash here (see DESIGN.md); name the ISA explicitly instead.
-CMAKE_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=ON -DLLAVA_BUILD=OFF"
+# Native CPU flags crash here (see DESIGN.md); name the ISA explicitly instead, from what this CPU
+# has: AVX-512 where it has it (the machines here differ: some have only AVX2, and a build with
+# AVX-512 dies of SIGILL on those). The flags are in the stamp, so a new CPU rebuilds.
+has_flag() { grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -qx "$1"; }
+AVX512=OFF
+if has_flag avx512f && has_flag avx512bw && has_flag avx512vl; then AVX512=ON; fi
+CMAKE_FLAGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=$AVX512 -DLLAVA_BUILD=OFF"
 # Runtime deps of llama-cpp-python 0.3.16 and the build backend, pinned.
 PINS=(
   "llama-cpp-python==$LLAMACPP_VERSION"
@@ -53,7 +58,9 @@ pip install --quiet "${BUILD_PINS[@]}" \
 export CMAKE_ARGS="$CMAKE_FLAGS"
 export CMAKE_BUILD_PARALLEL_LEVEL=${LAYA_JOBS:-1}
 export FORCE_CMAKE=1
-pip install --quiet --no-build-isolation --no-binary llama-cpp-python "${PINS[@]}" \
+# --no-cache-dir: pip's wheel cache is keyed by the sdist alone, so a wheel built with other
+# CMAKE_ARGS (another CPU's) would be installed again without compiling.
+pip install --quiet --no-cache-dir --no-build-isolation --no-binary llama-cpp-python "${PINS[@]}" \
   || die "building llama-cpp-python==$LLAMACPP_VERSION failed (CMAKE_ARGS=$CMAKE_FLAGS); rerun with 'pip install -v' to see the compiler output"
 "$VENV/bin/python" -c 'import llama_cpp; print(llama_cpp.__version__)' >/dev/null \
   || die "llama-cpp-python was built but does not import"

@@ -302,7 +302,13 @@ fn run_peer(peer: &str, spec_path: &Path) -> anyhow::Result<Value> {
         .output()
         .with_context(|| format!("running {}", python.display()))?;
     if !output.status.success() {
-        bail!("{peer} benchmark failed:\n{}", String::from_utf8_lossy(&output.stderr));
+        use std::os::unix::process::ExitStatusExt;
+        let how = match output.status.signal() {
+            Some(4) => " (killed by SIGILL: built for instructions this CPU lacks; rebuild it on this machine)".to_string(),
+            Some(n) => format!(" (killed by signal {n})"),
+            None => format!(" (exit status {})", output.status.code().unwrap_or(-1)),
+        };
+        bail!("{peer} benchmark failed{how}:\n{}", String::from_utf8_lossy(&output.stderr));
     }
     let stdout = String::from_utf8_lossy(&output.stdout);
     serde_json::from_str(stdout.lines().last().unwrap_or("")).with_context(|| format!("{peer} printed no JSON: {stdout}"))
