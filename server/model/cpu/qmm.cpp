@@ -173,6 +173,7 @@ struct Qmm {
   const float* b;      // [N, K / G]
   float* out;          // [M, N]
   int M, N, K, G, bits;
+  const float* sx = nullptr;  // [K / G]: x's sum over each group, when M is 1 (AVX2)
   size_t row_bytes() const { return static_cast<size_t>(K) * bits / 8; }
 };
 
@@ -311,6 +312,88 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Qmm& q, int m0, int n0)
     for (int j = 0; j < NT; ++j) q.out[static_cast<size_t>(m0 + i) * q.N + n0 + j] = hsum256(acc[i][j]);
 }
 
+// AVX2 + FMA for one input row (a decode step, the output head of one position): the weights
+// are not dequantized. Per group, out = s * sum(q * x) + b * sum(x), so each 32-block costs the
+// int-to-float conversions and one multiply-add per element instead of two, and the bias term is
+// one dot product per weight row over the groups (`sx`: the input's sum over each group). Each
+// weight row keeps two accumulators per group and the tile has four rows, so eight independent
+// chains hide the multiply-add latency. Measured on a Zen 1 EPYC (2 cores, no AVX-512, where a
+// 256-bit multiply-add issues as two halves), with the prefetch below and the AVX2 attention:
+// see bench/README.md ("4 Dec").
+
+// Eight bytes widened to eight 32-bit lanes.
+__attribute__((target("avx2,fma"))) inline __m256i bytes8(const uint8_t* at) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
+}
+
+// Tiles ahead to prefetch: one thread streamed a decode step's weights at ~3 GB/s without it (the
+// hardware prefetcher does not follow four rows read 16 bytes at a time); 1, 2 or 4 tiles ahead
+// all gave the same, 40 -> 34 ms for decode_64 on one thread.
+constexpr int PF = 2;
+
+template <int BITS, int NT>
+__attribute__((target("avx2,fma"))) void tile_avx2_row(const Qmm& q, const float* sx, int n0) {
+  const int groups = q.K / q.G;
+  const size_t rb = q.row_bytes();
+  const __m256i low4 = _mm256_set1_epi32(0xF);
+  __m256 acc[NT];
+  for (int j = 0; j < NT; ++j) acc[j] = _mm256_setzero_ps();
+  for (int j = 0; j < NT; ++j)
+    for (int g = 0; g < groups; g += 16) {
+      _mm_prefetch(reinterpret_cast<const char*>(q.s + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(q.b + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
+    }
+  for (int g = 0; g < groups; ++g) {
+    __m256 da[NT], db[NT];
+    for (int j = 0; j < NT; ++j) da[j] = db[j] = _mm256_setzero_ps();
+    for (int k0 = g * q.G; k0 < (g + 1) * q.G; k0 += 32) {
+      const float* xr = q.x + k0;
+      const __m256 x0 = _mm256_loadu_ps(xr), x1 = _mm256_loadu_ps(xr + 8);
+      const __m256 x2 = _mm256_loadu_ps(xr + 16), x3 = _mm256_loadu_ps(xr + 24);
+      for (int j = 0; j < NT; ++j) {
+        const uint8_t* p = q.w + (n0 + j) * rb + static_cast<size_t>(k0) * BITS / 8;
+        _mm_prefetch(reinterpret_cast<const char*>(p + PF * NT * rb), _MM_HINT_T0);
+        if constexpr (BITS == 4) {
+          // x was permuted so that the low nibbles of bytes [8h, 8h + 8) meet x[16h, 16h + 8)
+          // and their high nibbles x[16h + 8, 16h + 16).
+          const __m256i v0 = bytes8(p), v1 = bytes8(p + 8);
+          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v0, low4)), x0, da[j]);
+          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v0, 4)), x1, db[j]);
+          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v1, low4)), x2, da[j]);
+          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v1, 4)), x3, db[j]);
+        } else {
+          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p)), x0, da[j]);
+          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p + 8)), x1, db[j]);
+          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p + 16)), x2, da[j]);
+          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p + 24)), x3, db[j]);
+        }
+      }
+    }
+    for (int j = 0; j < NT; ++j)
+      acc[j] = _mm256_fmadd_ps(_mm256_add_ps(da[j], db[j]), _mm256_set1_ps(q.s[(n0 + j) * groups + g]), acc[j]);
+  }
+  for (int j = 0; j < NT; ++j) {
+    const float* b = q.b + static_cast<size_t>(n0 + j) * groups;
+    __m256 bs = _mm256_setzero_ps();
+    int g = 0;
+    for (; g + 8 <= groups; g += 8) bs = _mm256_fmadd_ps(_mm256_loadu_ps(b + g), _mm256_loadu_ps(sx + g), bs);
+    float bias = hsum256(bs);
+    for (; g < groups; ++g) bias += b[g] * sx[g];
+    q.out[n0 + j] = hsum256(acc[j]) + bias;
+  }
+}
+
+// The input's sum over each quantization group (permuting within 32-blocks keeps them).
+std::vector<float> group_sums(const Qmm& q) {
+  std::vector<float> sx(q.K / q.G);
+  for (int g = 0; g < q.K / q.G; ++g) {
+    float t = 0;
+    for (int k = g * q.G; k < (g + 1) * q.G; ++k) t += q.x[k];
+    sx[g] = t;
+  }
+  return sx;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tiling: weight rows [n0, n1) in tiles of NT, input rows in tiles of MT, tails in smaller tiles.
 
@@ -332,6 +415,14 @@ void rows(const Qmm& q, int m0, int n0, int n1) {
 
 template <int BITS, bool AVX512>
 void qmm_simd(const Qmm& q, int n0, int n1) {
+  if constexpr (!AVX512) {
+    if (q.M == 1 && q.sx) {
+      int n = n0;
+      for (; n + 4 <= n1; n += 4) tile_avx2_row<BITS, 4>(q, q.sx, n);
+      for (; n < n1; ++n) tile_avx2_row<BITS, 1>(q, q.sx, n);
+      return;
+    }
+  }
   // Walk weight rows in chunks that stay in L2 while every input row passes over them.
   constexpr int MT = 4;
   const int chunk = std::max(4, static_cast<int>((256 * 1024) / std::max<size_t>(1, q.row_bytes())) & ~3);
@@ -369,6 +460,11 @@ void qmm(Qmm q) {
     permuted.resize(static_cast<size_t>(q.M) * q.K);
     permute_for_nibbles(q.x, permuted.data(), q.M, q.K, lanes());
     q.x = permuted.data();
+  }
+  std::vector<float> sx;
+  if (q.M == 1 && isa() == Isa::Avx2) {
+    sx = group_sums(q);
+    q.sx = sx.data();
   }
   Pool& pool = Pool::get();
   const double macs = static_cast<double>(q.M) * q.N * q.K;
@@ -559,6 +655,63 @@ __attribute__((target("avx512f"))) void attend_row_avx512(const Attn& a, int b, 
   }
 }
 
+// exp(x) for x <= 0 with AVX2: as exp512, 2^n built in the exponent bits (n >= -126 after the
+// clamp, so the result stays a normal float).
+__attribute__((target("avx2,fma"))) inline __m256 exp256(__m256 x) {
+  x = _mm256_max_ps(x, _mm256_set1_ps(-87.0f));
+  const __m256 t = _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f));
+  const __m256 n = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 f = _mm256_mul_ps(_mm256_sub_ps(t, n), _mm256_set1_ps(0.69314718055994531f));
+  __m256 p = _mm256_set1_ps(1.0f / 720);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// attend_row_avx512 with 8 lanes (D a multiple of 8); the softmax's tail is scalar.
+__attribute__((target("avx2,fma"))) void attend_row_avx2(const Attn& a, int b, int h, int i, float* scores) {
+  const int kvh = h / (a.H / a.KVH), n = a.T - a.L + i + 1, D = a.D;
+  const float* q = a.q + ((static_cast<int64_t>(b) * a.H + h) * a.L + i) * D;
+  const float* kbase = a.k + b * a.kb + kvh * a.kh;
+  const float* vbase = a.v + b * a.vb + kvh * a.vh;
+  float mx = -INFINITY;
+  for (int j = 0; j < n; ++j) {
+    const float* kr = kbase + j * a.kt;
+    __m256 acc = _mm256_setzero_ps();
+    for (int d = 0; d < D; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kr + d), acc);
+    const float sc = hsum256(acc) * a.scale;
+    scores[j] = sc;
+    mx = std::max(mx, sc);
+  }
+  __m256 sum = _mm256_setzero_ps();
+  const __m256 vmx = _mm256_set1_ps(mx);
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(scores + j), vmx));
+    _mm256_storeu_ps(scores + j, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  float total = hsum256(sum);
+  for (; j < n; ++j) total += (scores[j] = std::exp(scores[j] - mx));
+  const float inv = 1.0f / total;
+  float* o = a.out + ((static_cast<int64_t>(b) * a.H + h) * a.L + i) * D;
+  for (int d0 = 0; d0 < D; d0 += 32) {  // 4 accumulators of 8 lanes per pass
+    const int w = std::min(32, D - d0);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int jj = 0; jj < n; ++jj) {
+      const __m256 p = _mm256_set1_ps(scores[jj]);
+      const float* vr = vbase + jj * a.vt + d0;
+      for (int c = 0; c < w / 8; ++c) acc[c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + 8 * c), acc[c]);
+    }
+    for (int c = 0; c < w / 8; ++c) _mm256_storeu_ps(o + d0 + 8 * c, _mm256_mul_ps(acc[c], _mm256_set1_ps(inv)));
+  }
+}
+
 void attend_row_scalar(const Attn& a, int b, int h, int i, float* scores) {
   const int kvh = h / (a.H / a.KVH), n = a.T - a.L + i + 1, D = a.D;
   const float* q = a.q + ((static_cast<int64_t>(b) * a.H + h) * a.L + i) * D;
@@ -583,12 +736,18 @@ void attend_row_scalar(const Attn& a, int b, int h, int i, float* scores) {
 
 void attend(const Attn& a) {
   const int rows = a.B * a.H * a.L;
-  const bool simd = isa() == Isa::Avx512 && a.D % 16 == 0;
+  const Isa simd = isa() == Isa::Avx512 && a.D % 16 == 0 ? Isa::Avx512
+                   : isa() != Isa::Scalar && a.D % 8 == 0  ? Isa::Avx2
+                                                            : Isa::Scalar;
   auto run = [&](int r0, int r1) {
     std::vector<float> scores(a.T + 16);
     for (int r = r0; r < r1; ++r) {
       const int i = r % a.L, h = (r / a.L) % a.H, b = r / (a.L * a.H);
-      simd ? attend_row_avx512(a, b, h, i, scores.data()) : attend_row_scalar(a, b, h, i, scores.data());
+      switch (simd) {
+        case Isa::Avx512: attend_row_avx512(a, b, h, i, scores.data()); break;
+        case Isa::Avx2: attend_row_avx2(a, b, h, i, scores.data()); break;
+        default: attend_row_scalar(a, b, h, i, scores.data()); break;
+      }
     }
   };
   Pool& pool = Pool::get();
@@ -655,7 +814,7 @@ mx::array make_attention(const mx::array& q, const mx::array& k, const mx::array
 }
 
 // ---------------------------------------------------------------------------------------------
-// Log-softmax over the vocabulary, row by row (f32), vectorized where AVX-512 is there. MLX's CPU
+// Log-softmax over the vocabulary, row by row (f32), vectorized with AVX-512 or AVX2. MLX's CPU
 // backend has no x86 vector exp: its logsumexp over a 49,152-token vocabulary took ~1.4 ms a row,
 // as much as the output head's matmul, for every head row of a decode step or a spelling check.
 // `lse_only`: out [..., 1] holds each row's logsumexp instead of the whole row of log-probs.
@@ -671,6 +830,23 @@ __attribute__((target("avx512f"))) float logsumexp_avx512(const float* x, int n)
   __m512 sum = _mm512_setzero_ps();
   for (j = 0; j + 16 <= n; j += 16) sum = _mm512_add_ps(sum, exp512(_mm512_sub_ps(_mm512_loadu_ps(x + j), m)));
   float s = _mm512_reduce_add_ps(sum);
+  for (int t = j; t < n; ++t) s += std::exp(x[t] - mx);
+  return mx + std::log(s);
+}
+
+__attribute__((target("avx2,fma"))) float logsumexp_avx2(const float* x, int n) {
+  __m256 vmx = _mm256_set1_ps(-INFINITY);
+  int j = 0;
+  for (; j + 8 <= n; j += 8) vmx = _mm256_max_ps(vmx, _mm256_loadu_ps(x + j));
+  float lanes[8];
+  _mm256_storeu_ps(lanes, vmx);
+  float mx = *std::max_element(lanes, lanes + 8);
+  for (int t = j; t < n; ++t) mx = std::max(mx, x[t]);
+  if (!std::isfinite(mx)) return mx;
+  const __m256 m = _mm256_set1_ps(mx);
+  __m256 sum = _mm256_setzero_ps();
+  for (j = 0; j + 8 <= n; j += 8) sum = _mm256_add_ps(sum, exp256(_mm256_sub_ps(_mm256_loadu_ps(x + j), m)));
+  float s = hsum256(sum);
   for (int t = j; t < n; ++t) s += std::exp(x[t] - mx);
   return mx + std::log(s);
 }
@@ -703,7 +879,9 @@ class LayaLogSoftmax : public mx::Primitive {
       float* o = out.data<float>();
       for (size_t r = 0; r < rows; ++r) {
         const float* row = xp + r * n;
-        const float lse = isa() == Isa::Avx512 ? logsumexp_avx512(row, n) : logsumexp_scalar(row, n);
+        const float lse = isa() == Isa::Avx512 ? logsumexp_avx512(row, n)
+                          : isa() == Isa::Avx2 ? logsumexp_avx2(row, n)
+                                               : logsumexp_scalar(row, n);
         if (lse_only) {
           o[r] = lse;
         } else {
