@@ -315,7 +315,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Qmm& q, int m0, int n0)
 // AVX2 + FMA for one input row (a decode step, the output head of one position): the weights
 // are not dequantized. Per group, out = s * sum(q * x) + b * sum(x), so each 32-block costs the
 // int-to-float conversions and one multiply-add per element instead of two, and the bias term is
-// one dot product per weight row over the groups (`sx`: the input's sum over each group). Each
+// one dot product per weight row over the groups (`q.sx`: the input's sum over each group). Each
 // weight row keeps two accumulators per group and the tile has four rows, so eight independent
 // chains hide the multiply-add latency. Measured on a Zen 1 EPYC (2 cores, no AVX-512, where a
 // 256-bit multiply-add issues as two halves), with the prefetch below and the AVX2 attention:
@@ -332,7 +332,8 @@ __attribute__((target("avx2,fma"))) inline __m256i bytes8(const uint8_t* at) {
 constexpr int PF = 2;
 
 template <int BITS, int NT>
-__attribute__((target("avx2,fma"))) void tile_avx2_row(const Qmm& q, const float* sx, int n0) {
+__attribute__((target("avx2,fma"))) void tile_avx2_row(const Qmm& q, int n0) {
+  const float* sx = q.sx;
   const int groups = q.K / q.G;
   const size_t rb = q.row_bytes();
   const __m256i low4 = _mm256_set1_epi32(0xF);
@@ -418,8 +419,8 @@ void qmm_simd(const Qmm& q, int n0, int n1) {
   if constexpr (!AVX512) {
     if (q.M == 1 && q.sx) {
       int n = n0;
-      for (; n + 4 <= n1; n += 4) tile_avx2_row<BITS, 4>(q, q.sx, n);
-      for (; n < n1; ++n) tile_avx2_row<BITS, 1>(q, q.sx, n);
+      for (; n + 4 <= n1; n += 4) tile_avx2_row<BITS, 4>(q, n);
+      for (; n < n1; ++n) tile_avx2_row<BITS, 1>(q, n);
       return;
     }
   }
