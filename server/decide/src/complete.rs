@@ -189,14 +189,14 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
 /// Hypotheses whose probability, relative to that mass, falls under `floor` (a log-prob) are
 /// dropped: a word's probability only shrinks as tokens are added, so they could never reach it.
 ///
-/// What the first step computed for each token is kept in `cache` ([`Model::step_keeping`]):
+/// What each step computed for each hypothesis is kept in `cache` ([`Model::step_keeping_paths`]):
 /// the next keystroke in the same word searches the same context and mostly steps to the same
 /// tokens, so those steps cost no forward, and when the word is finished the prefill that
 /// extends the cache by it runs none either.
 fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usize, beam: usize, floor: f32) -> Result<(Vec<Beam>, f32)> {
     let mut fork = cache.fork();
-    // Whether the fork's rows hold the live hypotheses' tokens (not when the first step's
-    // log-probs came from the cache's lookahead: that step is run only if a second one is).
+    // Whether the fork's rows hold the live hypotheses' tokens (not when a step's log-probs came
+    // from the cache's lookahead: the fork catches up only if a later step needs a forward).
     let mut fork_current = true;
     let mut logprobs: Vec<Arc<[f32]>> = vec![Arc::from(model.next_logprobs(cache)?)];
     let prefix_mass = log_sum_exp(vocab.candidates("", typed).iter().map(|&id| logprobs[0][id as usize]));
@@ -240,8 +240,8 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
             break;
         }
         let parents: Vec<u32> = next.iter().map(|e| e.0 as u32).collect();
-        let tokens: Vec<u32> = next.iter().map(|e| e.1).collect();
-        let kept: Option<Vec<Arc<[f32]>>> = if step == 0 { tokens.iter().map(|&t| cache.lookahead(t)).collect() } else { None };
+        let paths: Vec<Vec<u32>> = next.iter().map(|&(b, id, _)| [&live[b].tokens[..], &[id]].concat()).collect();
+        let kept: Option<Vec<Arc<[f32]>>> = paths.iter().map(|p| cache.lookahead_path(p)).collect();
         logprobs = match kept {
             Some(rows) => {
                 fork_current = false;
@@ -249,21 +249,14 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
             }
             None => {
                 if !fork_current {
-                    let firsts: Vec<u32> = live.iter().map(|b| b.tokens[0]).collect();
-                    model.step(&mut fork, &firsts)?;
+                    fork = fork_holding(model, cache, &live)?;
                     fork_current = true;
                 }
-                if step == 0 {
-                    model.step_keeping(cache, &mut fork, &tokens)?
-                } else {
-                    if fork.rows() > 1 {
-                        fork.select_rows(&parents)?;
-                    }
-                    let lp = model.step(&mut fork, &tokens)?;
-                    let lp = lp.as_slice::<f32>();
-                    let v = model.config.vocab;
-                    (0..next.len()).map(|r| Arc::from(&lp[r * v..(r + 1) * v])).collect()
+                if fork.rows() > 1 {
+                    let first = [cache.tokens(), &live[parents[0] as usize].tokens[..]].concat();
+                    fork.select_rows(&parents, &first)?;
                 }
+                model.step_keeping_paths(cache, &mut fork, &paths)?
             }
         };
         live = next
@@ -280,6 +273,24 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
     finished.dedup_by(|a, b| a.text == b.text);
     finished.truncate(n);
     Ok((finished, prefix_mass))
+}
+
+/// A fork of `cache` whose rows hold the live hypotheses' tokens after its context (one row when
+/// there is one hypothesis): from the steps kept in the cache when they are all there, else
+/// by stepping the hypotheses' tokens again.
+fn fork_holding(model: &Model, cache: &KvCache, live: &[Beam]) -> Result<KvCache> {
+    if let [one] = live {
+        let mut fork = cache.fork();
+        if fork.graft_all(&one.tokens)? {
+            return Ok(fork);
+        }
+    }
+    let mut fork = cache.fork();
+    for d in 0..live.first().map_or(0, |b| b.tokens.len()) {
+        let tokens: Vec<u32> = live.iter().map(|b| b.tokens[d]).collect();
+        model.step(&mut fork, &tokens)?;
+    }
+    Ok(fork)
 }
 
 /// Keeps the `k` likeliest of `next` (parent, token, log-prob), best first; of equal ones, the

@@ -42,3 +42,24 @@ fn typing_into_one_cache_suggests_what_a_fresh_cache_does_with_fewer_forwards() 
     assert!(fresh_forwards > warm_forwards);
     assert!(warm.nbytes() < 64 << 20);
 }
+
+#[test]
+fn completion_lists_from_one_cache_equal_those_of_a_fresh_cache() {
+    // Wide searches (eight hypotheses, nothing cut) step many rows at once, reorder them, and
+    // keep what every step computed: the next keystroke must read back the same numbers.
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = Model::load(&default_model_path()).expect("the default model loads");
+    let vocab = Vocab::new(&model).unwrap();
+    let text = "I would like to thank you for";
+    let mut warm = KvCache::new();
+    for end in (12..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+        let before = &text[..end];
+        let a = complete_with(&model, &vocab, &mut warm, before, 3, 8, true, 0.0).unwrap();
+        let b = complete_with(&model, &vocab, &mut KvCache::new(), before, 3, 8, true, 0.0).unwrap();
+        assert_eq!(a.len(), b.len(), "after {before:?}: {a:?} against {b:?}");
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!((&x.insert, x.kind), (&y.insert, y.kind), "after {before:?}: {a:?} against {b:?}");
+            assert!((x.logprob - y.logprob).abs() < 1e-3, "after {before:?}: {} against {}", x.logprob, y.logprob);
+        }
+    }
+}

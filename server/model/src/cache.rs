@@ -3,7 +3,8 @@
 //! `forward(&self, tokens, &mut KvCache)` reads and extends it.
 //!
 //! It also keeps a few rows of log-probs a little past its tokens (what a word search stepped
-//! to), so the next keystroke's search over the same context does not run those steps again.
+//! to, one token or a few past them), so the next keystroke's search over the same context does
+//! not run those steps again.
 //!
 //! Keys and values live in buffers that grow in steps of [`STEP`] positions; new positions are
 //! written in place (MLX donates a buffer nobody else holds), so a keystroke costs O(new tokens),
@@ -20,8 +21,9 @@ use crate::error::Result;
 pub const STEP: usize = 256;
 
 /// Rows of log-probs past the cached tokens a cache keeps ([`KvCache::keep_lookahead`]); each is
-/// a vocabulary of f32 (192 KiB for the default model).
-pub const LOOKAHEAD_ROWS: usize = 8;
+/// a vocabulary of f32 (192 KiB for the default model). A ghost-text search keeps up to four
+/// per step, over one or two steps.
+pub const LOOKAHEAD_ROWS: usize = 16;
 
 #[derive(Clone)]
 pub(crate) struct LayerKv {
@@ -46,13 +48,15 @@ pub struct KvCache {
     lookahead: Vec<Ahead>,
 }
 
-/// The next-token log-probs after the first `len` cached tokens followed by `token`, and what
-/// the step that computed them left at that position when it was kept. Valid while those `len`
-/// tokens stay cached, so a trim drops only the entries past its cut.
+/// The next-token log-probs after the first `len` cached tokens followed by `path` (the tokens
+/// a search stepped to, the last one the step's), and what the step that computed them left at
+/// its position when it was kept. Valid while those `len` tokens stay cached, so a trim drops
+/// only the entries past its cut; where the cache goes on with the start of `path`, the entry
+/// is also the one after those cached tokens and the rest of it.
 #[derive(Clone)]
 struct Ahead {
     len: usize,
-    token: u32,
+    path: Vec<u32>,
     logprobs: Arc<[f32]>,
     step: Option<StepState>,
 }
@@ -142,40 +146,57 @@ impl KvCache {
 
     /// The next-token log-probs after the cached tokens followed by `token`, if they were kept.
     pub fn lookahead(&self, token: u32) -> Option<Arc<[f32]>> {
-        self.lookahead_at(self.offset(), token)
+        self.lookahead_path(&[token])
+    }
+
+    /// The next-token log-probs after the cached tokens followed by `path`, if they were kept.
+    pub fn lookahead_path(&self, path: &[u32]) -> Option<Arc<[f32]>> {
+        self.ahead(self.offset(), path).map(|a| a.logprobs.clone())
     }
 
     /// The next-token log-probs after the first `len` cached tokens followed by `token`.
     pub(crate) fn lookahead_at(&self, len: usize, token: u32) -> Option<Arc<[f32]>> {
-        self.ahead(len, token).map(|a| a.logprobs.clone())
+        self.ahead(len, &[token]).map(|a| a.logprobs.clone())
     }
 
-    fn ahead(&self, len: usize, token: u32) -> Option<&Ahead> {
-        if self.rows() != 1 {
+    /// The kept entry for the first `len` cached tokens followed by `path`: kept at `len`, or
+    /// at an earlier position with a path that runs through the cached tokens up to `len`.
+    fn ahead(&self, len: usize, path: &[u32]) -> Option<&Ahead> {
+        if self.rows() != 1 || len > self.offset() || path.is_empty() {
             return None;
         }
-        self.lookahead.iter().find(|a| a.len == len && a.token == token)
+        self.lookahead.iter().rev().find(|a| {
+            a.len <= len
+                && a.len + a.path.len() == len + path.len()
+                && a.path[..len - a.len] == self.tokens[a.len..len]
+                && a.path[len - a.len..] == *path
+        })
     }
 
     /// Keeps `logprobs`, the next-token log-probs after the cached tokens followed by `token`
-    /// (a search's step), for [`KvCache::lookahead`]; the oldest of [`LOOKAHEAD_ROWS`] goes.
+    /// (a search's step), for [`KvCache::lookahead`]; past [`LOOKAHEAD_ROWS`] the oldest of
+    /// the deepest goes.
     pub fn keep_lookahead(&mut self, token: u32, logprobs: Arc<[f32]>) {
-        self.keep_lookahead_at(self.offset(), token, logprobs, None);
+        self.keep_lookahead_at(self.offset(), vec![token], logprobs, None);
     }
 
-    /// Keeps the log-probs after the first `len` cached tokens followed by `token`, and the
-    /// step's state at that position when given (an entry that has one keeps it).
-    pub(crate) fn keep_lookahead_at(&mut self, len: usize, token: u32, logprobs: Arc<[f32]>, step: Option<StepState>) {
-        if self.rows() != 1 || len > self.offset() {
+    /// Keeps the log-probs after the first `len` cached tokens followed by `path`, and the
+    /// step's state at its last position when given (an entry that has one keeps it).
+    pub(crate) fn keep_lookahead_at(&mut self, len: usize, path: Vec<u32>, logprobs: Arc<[f32]>, step: Option<StepState>) {
+        if self.rows() != 1 || len > self.offset() || path.is_empty() {
             return;
         }
-        let step = match self.lookahead.iter().position(|a| a.len == len && a.token == token) {
+        let step = match self.lookahead.iter().position(|a| a.len == len && a.path == path) {
             Some(i) => step.or(self.lookahead.remove(i).step),
             None => step,
         };
-        self.lookahead.push(Ahead { len, token, logprobs, step });
+        self.lookahead.push(Ahead { len, path, logprobs, step });
         if self.lookahead.len() > LOOKAHEAD_ROWS {
-            self.lookahead.remove(0);
+            // The oldest of the deepest goes: a first step is what every keystroke in the word
+            // searches again, and what a finished word grafts first.
+            let deepest = self.lookahead.iter().map(|a| a.path.len()).max().unwrap_or(1);
+            let i = self.lookahead.iter().position(|a| a.path.len() == deepest).unwrap_or(0);
+            self.lookahead.remove(i);
         }
     }
 
@@ -183,7 +204,7 @@ impl KvCache {
     /// useful (a trim back to it finds them), so they move to the lookahead.
     pub(crate) fn retire_next_logprobs(&mut self) {
         if let (Some(lp), Some(&last)) = (self.next_logprobs.take(), self.tokens.last()) {
-            self.keep_lookahead_at(self.tokens.len() - 1, last, Arc::from(lp.as_slice::<f32>()), None);
+            self.keep_lookahead_at(self.tokens.len() - 1, vec![last], Arc::from(lp.as_slice::<f32>()), None);
         }
     }
 
@@ -203,7 +224,7 @@ impl KvCache {
     /// forward; false (and nothing done) when there is none. The buffers are left to evaluate.
     pub(crate) fn graft(&mut self, token: u32) -> Result<bool> {
         let at = self.offset();
-        let Some(Ahead { logprobs, step: Some(st), .. }) = self.ahead(at, token).cloned() else {
+        let Some(Ahead { logprobs, step: Some(st), .. }) = self.ahead(at, &[token]).cloned() else {
             return Ok(false);
         };
         if at == 0 || st.keys.dim(0) as usize != self.layers.len() {
@@ -221,6 +242,18 @@ impl KvCache {
         Ok(true)
     }
 
+    /// Extends a one-row cache by `tokens` without a forward when every one of them was kept by
+    /// a step ([`crate::Model::step_keeping`]); false when one was not, with the cache then
+    /// holding only those before it (the caller drops it or trims it back).
+    pub fn graft_all(&mut self, tokens: &[u32]) -> Result<bool> {
+        for &t in tokens {
+            if !self.graft(t)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// Trims to the longest common prefix of the cached tokens and `tokens`; returns its length.
     pub fn trim_to_common_prefix(&mut self, tokens: &[u32]) -> Result<usize> {
         let common = self.tokens.iter().zip(tokens).take_while(|(a, b)| a == b).count();
@@ -229,12 +262,18 @@ impl KvCache {
     }
 
     /// Keeps the given batch rows, in this order (beam search reorders hypotheses this way).
-    pub fn select_rows(&mut self, rows: &[u32]) -> Result<()> {
+    /// `first`: the tokens of the row that becomes the first (the cache knows the first row's
+    /// tokens only); the same number as before.
+    pub fn select_rows(&mut self, rows: &[u32], first: &[u32]) -> Result<()> {
+        if first.len() != self.tokens.len() {
+            return Err(crate::error::ModelError::Input("the first row's tokens must be as many as the cache holds".into()));
+        }
         let idx = Array::from_slice(rows, &[rows.len() as i32]);
         for l in self.layers.iter_mut().flatten() {
             l.keys = l.keys.take_axis(&idx, 0)?;
             l.values = l.values.take_axis(&idx, 0)?;
         }
+        self.tokens = first.to_vec();
         self.next_logprobs = None;
         self.hidden.clear();
         self.lookahead.clear();

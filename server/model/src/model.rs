@@ -453,21 +453,45 @@ impl Model {
     /// (a prefill that extends `base` by that token runs no forward for it). Returns the
     /// log-probs of each row.
     pub fn step_keeping(&self, base: &mut KvCache, fork: &mut KvCache, tokens: &[u32]) -> Result<Vec<Arc<[f32]>>> {
-        if base.rows() != 1 || fork.rows() != 1 || fork.tokens != base.tokens || base.offset() == 0 {
-            return Err(ModelError::Input("a kept step starts from a one-row fork of a prefilled cache".into()));
+        let paths: Vec<Vec<u32>> = tokens.iter().map(|&t| vec![t]).collect();
+        self.step_keeping_paths(base, fork, &paths)
+    }
+
+    /// [`Model::step_keeping`] a few tokens past a context: row r of `fork` holds the context (the
+    /// first cached tokens of `base`, or all of them) and then `paths[r]` but its last token (one
+    /// row, broadcast, when they all share it), and is stepped by that last token. What each
+    /// row's step computed is kept in `base` for the context and the whole path
+    /// ([`KvCache::lookahead_path`] once `base` is back at that context; [`Model::prefill`]
+    /// grafts it).
+    pub fn step_keeping_paths(&self, base: &mut KvCache, fork: &mut KvCache, paths: &[Vec<u32>]) -> Result<Vec<Arc<[f32]>>> {
+        let depth = paths.first().map_or(0, |p| p.len().saturating_sub(1));
+        let at = fork.offset().saturating_sub(depth);
+        let shaped = !paths.is_empty() && paths.iter().all(|p| p.len() == depth + 1);
+        let rows_ok = fork.rows() == paths.len() || (fork.rows() == 1 && paths.iter().all(|p| p[..depth] == paths[0][..depth]));
+        // Past the context the fork knows the tokens of its first row only.
+        let fits = base.rows() == 1
+            && at > 0
+            && at <= base.offset()
+            && shaped
+            && rows_ok
+            && fork.offset() >= depth
+            && fork.tokens[..at] == base.tokens[..at]
+            && fork.tokens[at..] == paths[0][..depth];
+        if !fits {
+            return Err(ModelError::Input("a kept step starts from a fork of a prefilled cache holding each path but its last token".into()));
         }
-        let at = base.offset();
-        let (lp, h) = self.step_hidden(fork, tokens)?;
-        let (keys, values) = fork.position_kv(at)?;
+        let tokens: Vec<u32> = paths.iter().map(|p| p[depth]).collect();
+        let (lp, h) = self.step_hidden(fork, &tokens)?;
+        let (keys, values) = fork.position_kv(at + depth)?;
         mlx_rs::transforms::eval([&keys, &values])?;
         let v = self.config.vocab;
         let lp = lp.as_slice::<f32>();
         let mut rows = Vec::with_capacity(tokens.len());
-        for (r, &t) in tokens.iter().enumerate() {
+        for (r, path) in paths.iter().enumerate() {
             let row: Arc<[f32]> = Arc::from(&lp[r * v..(r + 1) * v]);
             let i = r as i32;
             let step = StepState { keys: keys.clone(), values: values.clone(), row: i, hidden: h.try_index(i..i + 1)? };
-            base.keep_lookahead_at(at, t, row.clone(), Some(step));
+            base.keep_lookahead_at(at, path.clone(), row.clone(), Some(step));
             rows.push(row);
         }
         Ok(rows)

@@ -142,11 +142,22 @@ fn a_kept_step_extends_the_cache_without_a_forward_and_with_the_same_numbers() {
     let after = model.next_logprobs(forks[0].as_ref().expect("the grafted position's hidden state")).unwrap();
     assert!(max_abs_diff(&after, &rows[1]) < TOL);
 
-    // Only from the fork's own context: a fork cut back from its base's tokens is refused.
-    let mut longer = cache.fork();
-    assert!(model.step_keeping(&mut cache, &mut longer, &tokens).is_ok());
-    longer.trim(n).unwrap();
-    assert!(model.step_keeping(&mut cache, &mut longer, &tokens).is_err());
+    // From a fork cut back to part of the base's tokens: kept for that shorter context, and
+    // found once the base is back there.
+    let mut shorter = cache.fork();
+    shorter.trim(n - 2).unwrap();
+    let rows = model.step_keeping(&mut cache, &mut shorter, &[ids[n - 2]]).unwrap();
+    assert!(cache.lookahead(ids[n - 2]).is_none(), "not the longer context's");
+    let f = model.forward_count().0;
+    model.prefill(&mut cache, &ids[..=n - 2]).unwrap();
+    assert_eq!(model.forward_count().0, f, "read from the kept step");
+    assert_eq!(model.next_logprobs(&cache).unwrap(), rows[0].to_vec());
+    let fresh = next_lp(&model, &mut KvCache::new(), &ids[..=n - 2]);
+    assert!(max_abs_diff(&rows[0], &fresh) < TOL);
+    // Only from the base's own tokens: a fork of another text is refused.
+    let mut other = KvCache::new();
+    model.prefill(&mut other, &model.tokenizer.encode("The capital of France is").unwrap()).unwrap();
+    assert!(model.step_keeping(&mut cache, &mut other, &tokens).is_err());
 }
 
 #[test]
@@ -292,4 +303,34 @@ fn the_cache_grows_past_its_first_buffer_and_stays_exact() {
     let vocab = model.config.vocab;
     let last = log_softmax(&whole[299 * vocab..], vocab);
     assert!(max_abs_diff(&once, &last) < TOL, "{}", max_abs_diff(&once, &last));
+}
+
+#[test]
+fn steps_kept_two_tokens_deep_extend_the_cache_without_a_forward() {
+    let _mlx = mlx_lock();
+    let model = default_model();
+    let ids = model.tokenizer.encode("It was a bright cold day in April, and the clocks were striking thirteen").unwrap();
+    let n = 7;
+    let mut cache = KvCache::new();
+    model.prefill(&mut cache, &ids[..n]).unwrap();
+    // A search's first and second steps, as a word of two tokens is followed.
+    let mut fork = cache.fork();
+    model.step_keeping(&mut cache, &mut fork, &[ids[n]]).unwrap();
+    let rows = model.step_keeping_paths(&mut cache, &mut fork, &[vec![ids[n], ids[n + 1]]]).unwrap();
+    assert_eq!(cache.offset(), n, "the base is not extended");
+    assert_eq!(cache.lookahead_path(&[ids[n], ids[n + 1]]).as_deref(), Some(&rows[0][..]));
+    assert!(cache.lookahead_path(&[ids[n + 1], ids[n]]).is_none());
+    // A path that is not what the fork holds past the base is refused.
+    assert!(model.step_keeping_paths(&mut cache, &mut fork, &[vec![ids[n + 5], ids[n + 1], ids[n + 2]]]).is_err());
+    assert!(model.step_keeping_paths(&mut cache, &mut fork, &[vec![ids[n], ids[n + 1], ids[n + 2], ids[n + 3]]]).is_err());
+
+    // Extending by both tokens runs no forward, with the numbers of a fresh cache.
+    let f = model.forward_count().0;
+    let p = model.prefill(&mut cache, &ids[..n + 2]).unwrap();
+    assert_eq!((p.reused, p.computed), (n + 2, 0));
+    assert_eq!(model.forward_count().0, f);
+    assert_eq!(model.next_logprobs(&cache).unwrap(), rows[0].to_vec());
+    model.prefill(&mut cache, &ids).unwrap();
+    let fresh = next_lp(&model, &mut KvCache::new(), &ids);
+    assert!(max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh) < TOL);
 }
