@@ -258,6 +258,38 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
 }
 
 #[test]
+fn the_next_letters_first_steps_are_worked_out_while_idle_at_the_writers_pace() {
+    let mut c = Client::start(json!({"latencyBudgetMs": 20000}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let engine = |c: &mut Client| c.request("laya/stats", Value::Null)["result"]["engine"].clone();
+    let uri = "file:///tmp/laya-test/letters.md";
+    c.open(uri, "markdown", "");
+    let (mut col, mut version) = (0u32, 1i64);
+    // Typed at a steady pace, with ghost text asked at every key: the pace is learnt, and after
+    // each key the first steps of the likeliest next letters are run while idle.
+    for ch in "I would like a cup of tea".chars() {
+        type_chars(&mut c, uri, &mut col, &mut version, &ch.to_string());
+        let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+        assert!(r["error"].is_null(), "{r}");
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    // With `workAhead` off, none (counted from the first key after the change: what the key
+    // before planned may still run until then).
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {"laya": {"latencyBudgetMs": 20000, "workAhead": false}}}));
+    type_chars(&mut c, uri, &mut col, &mut version, " ");
+    c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    let on = engine(&mut c);
+    assert!(on["letter_steps"].as_u64().unwrap() >= 1, "no letter was worked out ahead: {on}");
+    for ch in "and".chars() {
+        type_chars(&mut c, uri, &mut col, &mut version, &ch.to_string());
+        c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    assert_eq!(engine(&mut c)["letter_steps"], on["letter_steps"]);
+    c.shutdown();
+}
+
+#[test]
 fn the_words_of_a_paragraph_are_scored_as_they_settle_and_its_check_finds_them_done() {
     // A debounce longer than a keystroke takes here: no check runs while the sentence is typed.
     let mut c = Client::start(json!({"latencyBudgetMs": 20000, "debounceMs": 1500}));

@@ -275,6 +275,39 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
     Ok((finished, prefix_mass))
 }
 
+/// The tokens a search for a word that starts with `typed` steps to first, given the log-probs
+/// after its context (what [`search`] does at its first step, when nothing is finished yet):
+/// those that agree with `typed` and hold at least `min_prob` of the mass of all such tokens,
+/// likeliest first, at most `beam`.
+pub(crate) fn first_steps(vocab: &Vocab, lp: &[f32], typed: &str, beam: usize, min_prob: f32) -> Vec<u32> {
+    let floor = min_prob.ln();
+    let cands = vocab.candidates("", typed);
+    let prefix_mass = log_sum_exp(cands.iter().map(|&id| lp[id as usize]));
+    let mut next: Vec<(usize, u32, f32)> =
+        cands.iter().map(|&id| (0, id, lp[id as usize])).filter(|e| e.2 > -25.0 && e.2 - prefix_mass.min(0.0) >= floor).collect();
+    best_first(&mut next, beam.max(1));
+    next.into_iter().map(|e| e.1).collect()
+}
+
+/// The characters a word that starts with `typed` may go on with, by the mass of the tokens
+/// that agree with `typed` and continue it with that character (a token that ends inside
+/// `typed` says nothing of it), likeliest first.
+pub(crate) fn next_chars(vocab: &Vocab, lp: &[f32], typed: &str) -> Vec<(char, f32)> {
+    let mut mass: Vec<(char, f32)> = Vec::new();
+    for &id in vocab.candidates("", typed).iter() {
+        let Some(c) = vocab.texts[id as usize].get(typed.len()..).and_then(|rest| rest.chars().next()).filter(|&c| is_word_char(c)) else {
+            continue;
+        };
+        let p = lp[id as usize].exp();
+        match mass.iter_mut().find(|(d, _)| *d == c) {
+            Some((_, m)) => *m += p,
+            None => mass.push((c, p)),
+        }
+    }
+    mass.sort_by(|a, b| b.1.total_cmp(&a.1));
+    mass
+}
+
 /// A fork of `cache` whose rows hold the live hypotheses' tokens after its context (one row when
 /// there is one hypothesis): from the steps kept in the cache when they are all there, else
 /// by stepping the hypotheses' tokens again.

@@ -6,7 +6,7 @@
 use laya_model::{KvCache, Model};
 use laya_text::{is_prose_at, is_word_char, split_at_cursor};
 
-use crate::complete::{complete_with, SuggestionKind, Vocab};
+use crate::complete::{complete_with, first_steps, next_chars, SuggestionKind, Vocab};
 use crate::lexicon::match_case;
 use crate::typo::Speller;
 use crate::{DecideError, Result};
@@ -110,6 +110,76 @@ pub fn ghost(
         }
     }
     Ok(Some(out))
+}
+
+/// Work for idle time: the steps the ghost text of the next keystroke would run if that key is
+/// one more letter of the word at the cursor (its search's first step: [`first_steps`]), for the
+/// `letters` likeliest letters but `skip` (the letter the shown suggestion goes on with: typing
+/// it needs no model), likeliest first, without those `cache` already keeps. Each is one forward
+/// of [`step_ahead`]. `cache` must hold the word's context (as after [`ghost`] for `before`, or
+/// after the ghost text for a space after it); nothing is planned when it does not.
+#[allow(clippy::too_many_arguments)]
+pub fn letters_ahead(
+    model: &Model,
+    vocab: &Vocab,
+    cache: &KvCache,
+    before: &str,
+    after: &str,
+    opts: &GhostOptions,
+    letters: usize,
+    skip: Option<char>,
+) -> Result<Vec<LetterStep>> {
+    if after.chars().next().is_some_and(is_word_char) || before.trim().is_empty() || !is_prose_at(before, before.len()) {
+        return Ok(vec![]);
+    }
+    let split = split_at_cursor(before);
+    let ids = model.tokenizer.encode(split.context)?;
+    if ids.is_empty() || cache.tokens().len() < ids.len() || cache.tokens()[..ids.len()] != ids[..] {
+        return Ok(vec![]);
+    }
+    let mut fork = cache.fork();
+    fork.trim(ids.len())?;
+    model.prefill(&mut fork, &ids)?; // the log-probs after the context are kept: no forward
+    let lp = model.next_logprobs(&fork)?;
+    let mut out: Vec<LetterStep> = Vec::new();
+    for (c, _) in next_chars(vocab, &lp, split.typed).into_iter().filter(|&(c, _)| Some(c) != skip).take(letters) {
+        let typed = format!("{}{c}", split.typed);
+        if split_at_cursor(&format!("{before}{c}")).context != split.context {
+            continue;
+        }
+        for token in first_steps(vocab, &lp, &typed, GHOST_BEAM, opts.threshold) {
+            if fork.lookahead(token).is_none() && !out.iter().any(|s| s.token == token) {
+                out.push(LetterStep { context: ids.clone(), letter: c, token });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// One step planned by [`letters_ahead`]: after the tokens of `context`, `token`, for the
+/// keystroke that types `letter`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LetterStep {
+    pub context: Vec<u32>,
+    pub letter: char,
+    pub token: u32,
+}
+
+/// Runs a step planned by [`letters_ahead`] and keeps what it computed in `cache` (one forward),
+/// where the search of that keystroke finds it; nothing when `cache` no longer holds the
+/// context or keeps the step already.
+pub fn step_ahead(model: &Model, cache: &mut KvCache, step: &LetterStep) -> Result<bool> {
+    let n = step.context.len();
+    if cache.tokens().len() < n || cache.tokens()[..n] != step.context[..] {
+        return Ok(false);
+    }
+    let mut fork = cache.fork();
+    fork.trim(n)?;
+    if fork.lookahead(step.token).is_some() {
+        return Ok(false);
+    }
+    model.step_keeping_paths(cache, &mut fork, &[vec![step.token]])?;
+    Ok(true)
 }
 
 /// A correction of a misspelled prefix: lexicon words that begin with something near `word`,

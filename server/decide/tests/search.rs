@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use laya_decide::{complete_with, Vocab};
+use laya_decide::{complete_with, ghost, letters_ahead, step_ahead, GhostOptions, Vocab};
 use laya_model::{default_model_path, KvCache, Model};
 
 static MLX: Mutex<()> = Mutex::new(());
@@ -41,6 +41,47 @@ fn typing_into_one_cache_suggests_what_a_fresh_cache_does_with_fewer_forwards() 
     assert!(warm_forwards * 2 < text.len() as u64, "{warm_forwards} forwards for {} keystrokes", text.len());
     assert!(fresh_forwards > warm_forwards);
     assert!(warm.nbytes() < 64 << 20);
+}
+
+#[test]
+fn a_letter_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_nothing() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = Model::load(&default_model_path()).expect("the default model loads");
+    let vocab = Vocab::new(&model).unwrap();
+    let opts = GhostOptions::default();
+    let forwards = || model.forward_count().0;
+    let mut planned = 0;
+    for before in ["I would like a cup of ", "It was a bright cold day in Ap", "The capital of France is Paris, and the capital of Germany is "] {
+        // The cache as the keystroke's own ghost text leaves it.
+        let mut cache = KvCache::new();
+        ghost(&model, &vocab, None, &mut cache, before, "", &opts).unwrap();
+        let plan = letters_ahead(&model, &vocab, &cache, before, "", &opts, 3, None).unwrap();
+        assert!(plan.len() <= 3 * 4, "{plan:?}");
+        planned += plan.len();
+        for step in &plan {
+            let typed = format!("{before}{}", step.letter);
+            let mut cold = cache.fork();
+            let f0 = forwards();
+            let a = ghost(&model, &vocab, None, &mut cold, &typed, "", &opts).unwrap();
+            let cold_forwards = forwards() - f0;
+            let mut warm = cache.fork();
+            assert!(step_ahead(&model, &mut warm, step).unwrap(), "{step:?} after {before:?}");
+            assert!(!step_ahead(&model, &mut warm, step).unwrap(), "a step kept already is not run again");
+            let f1 = forwards();
+            let b = ghost(&model, &vocab, None, &mut warm, &typed, "", &opts).unwrap();
+            let warm_forwards = forwards() - f1;
+            assert_eq!(warm_forwards + 1, cold_forwards, "{typed:?}: {a:?}");
+            assert_eq!(a.as_ref().map(|g| (&g.insert, g.replace, g.words)), b.as_ref().map(|g| (&g.insert, g.replace, g.words)), "{typed:?}");
+            if let (Some(a), Some(b)) = (a, b) {
+                assert!((a.probability - b.probability).abs() < 1e-3, "{typed:?}");
+            }
+        }
+    }
+    assert!(planned >= 3, "only {planned} steps planned");
+    // Nothing inside a word, outside prose or before any text.
+    let cache = KvCache::new();
+    assert!(letters_ahead(&model, &vocab, &cache, "I would like a cup of t", "ea", &opts, 3, None).unwrap().is_empty());
+    assert!(letters_ahead(&model, &vocab, &cache, "", "", &opts, 3, None).unwrap().is_empty());
 }
 
 #[test]

@@ -598,6 +598,10 @@ fn replay(args: &Args) -> anyhow::Result<()> {
         "ghost texts worked out ahead", report["speculations"], report["speculative_forwards"]
     ))?;
     out(&format!(
+        "{:<34} {} (a forward each, while idle; {} left for want of time)",
+        "next letters' first steps ahead", report["letter_steps"], report["letter_steps_skipped"]
+    ))?;
+    out(&format!(
         "{:<34} {} ({} forwards, while idle)",
         "words scored ahead of re-checks", report["checked_ahead"], report["check_ahead_forwards"]
     ))?;

@@ -2,7 +2,8 @@
 //! Handlers send it a closed set of jobs and await the reply; jobs for an old version of a
 //! document, or whose requester has gone (a cancelled request), are dropped unanswered, and of
 //! several queued suggestion jobs for one document only the newest runs. When no job waits, it
-//! works out the ghost text the next keystroke will likely ask for ([`Worker::speculate`]).
+//! works out the ghost text the next keystroke will likely ask for ([`Worker::speculate`], for
+//! a space; [`Worker::letter_ahead`], for one more letter, at the writer's pace).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -163,6 +164,10 @@ pub struct Stats {
     /// Ghost texts worked out ahead of the keystroke while idle, and the forwards they ran.
     pub speculations: u64,
     pub speculative_forwards: u64,
+    /// First steps of the next letter's search run while idle (a forward each), and those the
+    /// writer's pace left no time for.
+    pub letter_steps: u64,
+    pub letter_steps_skipped: u64,
 }
 
 /// The handle handlers hold.
@@ -252,6 +257,33 @@ struct Worker {
     ahead: Option<Speculation>,
     /// Words of a paragraph to score while nothing else waits: see [`Worker::check_ahead`].
     check_ahead: Option<CheckAhead>,
+    /// Steps for the next letter to run while nothing else waits: see [`Worker::letter_ahead`].
+    letters: Option<Letters>,
+    /// The writer's pace: recent gaps between ghost-text keystrokes of one document (ms), and
+    /// how long an idle step has taken (ms), so idle work does not run into the next key.
+    gaps: VecDeque<f64>,
+    last_key: Option<(String, Instant)>,
+    step_ms: Option<f64>,
+}
+
+/// Most letters of the next keystroke whose first step is worked out while idle, and most gaps
+/// between keystrokes the pace is taken from.
+const LETTERS_AHEAD: usize = 3;
+const PACE_GAPS: usize = 16;
+
+/// The steps the next keystroke needs if it is one more letter of the word at the cursor.
+struct Letters {
+    doc: String,
+    version: i32,
+    before: String,
+    after: String,
+    opts: GhostOptions,
+    /// The letter the shown suggestion goes on with (typing it needs no model).
+    skip: Option<char>,
+    /// When the keystroke's job started.
+    started: Instant,
+    /// Planned, once the document's cache holds the context ([`laya_decide::letters_ahead`]).
+    plan: Option<VecDeque<laya_decide::LetterStep>>,
 }
 
 /// The paragraph being typed (`text[from..]`, after the window's earlier text), whose settled
@@ -290,6 +322,10 @@ impl Worker {
             stats: Stats::default(),
             ahead: None,
             check_ahead: None,
+            letters: None,
+            gaps: VecDeque::new(),
+            last_key: None,
+            step_ms: None,
         }
     }
 
@@ -304,6 +340,10 @@ impl Worker {
             if queue.is_empty() {
                 if let Some(s) = self.ahead.take() {
                     self.speculate(s);
+                    continue;
+                }
+                if let Some(l) = self.letters.take() {
+                    self.letter_ahead(l);
                     continue;
                 }
                 if let Some(c) = self.check_ahead.take() {
@@ -455,6 +495,80 @@ impl Worker {
         }
     }
 
+    /// The writer's usual gap between keystrokes (the median of the recent ones; pauses over two
+    /// seconds are not typing), once there are a few.
+    fn pace_ms(&self) -> Option<f64> {
+        if self.gaps.len() < 4 {
+            return None;
+        }
+        let mut g: Vec<f64> = self.gaps.iter().copied().collect();
+        g.sort_by(f64::total_cmp);
+        Some(g[g.len() / 2])
+    }
+
+    fn note_key(&mut self, doc: &str, now: Instant) {
+        if let Some((d, t)) = &self.last_key {
+            let gap = now.duration_since(*t).as_secs_f64() * 1e3;
+            if d == doc && gap < 2000.0 {
+                self.gaps.push_back(gap);
+                if self.gaps.len() > PACE_GAPS {
+                    self.gaps.pop_front();
+                }
+            }
+        }
+        self.last_key = Some((doc.to_string(), now));
+    }
+
+    /// Runs one step of the next letter's search ([`laya_decide::step_ahead`]), likeliest letter
+    /// first, and leaves the rest for the next idle moment. It runs only when no job waits, for
+    /// the same document version, and only when the step should end well before the writer's
+    /// next key is due (a job that arrives during it waits for it).
+    fn letter_ahead(&mut self, mut l: Letters) {
+        if self.versions.get(&l.doc).is_none_or(|v| *v != l.version) || !self.caches.contains_key(&l.doc) {
+            return;
+        }
+        let due = match (self.pace_ms(), self.step_ms) {
+            (Some(pace), Some(step)) => l.started.elapsed().as_secs_f64() * 1e3 + step <= 0.8 * pace,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        if !due {
+            self.stats.letter_steps_skipped += l.plan.as_ref().map_or(1, |p| p.len()) as u64;
+            return;
+        }
+        let Some(loaded) = self.loaded.as_ref() else { return };
+        let Some(cache) = self.caches.get_mut(&l.doc).map(|d| &mut d.cache) else { return };
+        if l.plan.is_none() {
+            let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                laya_decide::letters_ahead(&loaded.model, &loaded.vocab, cache, &l.before, &l.after, &l.opts, LETTERS_AHEAD, l.skip)
+            }));
+            match plan {
+                Ok(Ok(p)) => l.plan = Some(p.into()),
+                Ok(Err(e)) => return tracing::warn!("planning the next letter's steps failed: {e}"),
+                Err(_) => return tracing::error!("planning the next letter's steps panicked"),
+            }
+        }
+        let Some(step) = l.plan.as_mut().and_then(VecDeque::pop_front) else { return };
+        let t = Instant::now();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| laya_decide::step_ahead(&loaded.model, cache, &step)));
+        match r {
+            Ok(Ok(true)) => {
+                let ms = t.elapsed().as_secs_f64() * 1e3;
+                self.step_ms = Some(self.step_ms.map_or(ms, |s| 0.7 * s + 0.3 * ms));
+                self.stats.letter_steps += 1;
+            }
+            Ok(Ok(false)) => {}
+            Ok(Err(e)) => return tracing::warn!("a step ahead for the next letter failed: {e}"),
+            Err(_) => {
+                self.caches.remove(&l.doc);
+                return tracing::error!("a step ahead for the next letter panicked; the document's cache was dropped");
+            }
+        }
+        if l.plan.as_ref().is_some_and(|p| !p.is_empty()) {
+            self.letters = Some(l);
+        }
+    }
+
     /// Scores the settled words of the paragraph being typed ([`Speller::check_ahead`]) on a
     /// fork of the document's cache, so that the spelling check after the writer's pause finds
     /// them scored. It runs only when no job waits, and not for a document that changed
@@ -485,6 +599,16 @@ impl Worker {
             }
             Job::Ghost { doc, version, before, after, opts, ahead, check_from, reply, .. } => {
                 fault_point(&before);
+                let started = Instant::now();
+                self.note_key(&doc, started);
+                self.letters = None;
+                // The next key may be one more letter of this word (or the first of the next):
+                // its search's first step is worked out while idle, but for the letter the
+                // shown suggestion goes on with.
+                let letters = |g: Option<&Ghost>| {
+                    let skip = g.filter(|g| g.replace == 0).and_then(|g| g.insert.chars().next());
+                    Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, started, plan: None }
+                };
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 // After a word the lexicon knows, a space is a likely next key: its ghost text
                 // (the next word, which always needs the model) is worked out while the writer
@@ -507,6 +631,9 @@ impl Worker {
                         if g0.replace == 0 && !typed.is_empty() && g0.insert.len() > typed.len() && g0.insert.starts_with(typed) {
                             let g = Ghost { insert: g0.insert[typed.len()..].to_string(), ..g0.clone() };
                             self.stats.reused_suggestions += 1;
+                            if ahead {
+                                self.letters = Some(letters(Some(&g)));
+                            }
                             let _ = reply.send(Ok(Some(g)));
                             return;
                         }
@@ -519,6 +646,9 @@ impl Worker {
                 });
                 if r.is_err() {
                     self.ahead = None;
+                }
+                if let (true, Ok(g)) = (ahead, &r) {
+                    self.letters = Some(letters(g.as_ref()));
                 }
                 match &r {
                     Ok(Some(g)) => {

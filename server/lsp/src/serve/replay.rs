@@ -106,6 +106,8 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         "token_positions_per_recheck": counts(nums("check_tokens")),
         "speculations": e["speculations"],
         "speculative_forwards": e["speculative_forwards"],
+        "letter_steps": e["letter_steps"],
+        "letter_steps_skipped": e["letter_steps_skipped"],
         "checked_ahead": e["checked_ahead"],
         "check_ahead_forwards": e["check_ahead_forwards"],
         "suggestions_shown": shown,
