@@ -5,8 +5,11 @@ mod common;
 use common::*;
 use laya_model::{KvCache, Model};
 
-/// Close enough for two f32 computations of the same thing in a different batch/chunking.
-const TOL: f32 = 1e-3;
+/// Close enough for two computations of the same thing by different paths: f32 in another batch
+/// or chunking (~1e-4), or one position alone, whose matmuls on an AVX2 machine take their input
+/// in 16 bits per 32-block (up to 2e-3 in a log-prob after 30 layers, measured on the default
+/// model). A wrong position, mask or cache row moves log-probs by far more.
+const TOL: f32 = 4e-3;
 
 fn next_lp(model: &Model, cache: &mut KvCache, ids: &[u32]) -> Vec<f32> {
     model.prefill(cache, ids).unwrap();
