@@ -606,6 +606,6 @@ fn replay(args: &Args) -> anyhow::Result<()> {
         "words scored ahead of re-checks", report["checked_ahead"], report["check_ahead_forwards"]
     ))?;
     out(&format!("{:<34} {:.1}%", "keystrokes that re-prefilled", 100.0 * report["reprefill_share"].as_f64().unwrap_or(0.0)))?;
-    out(&format!("{:<34} {}", "suggestions shown", report["suggestions_shown"]))?;
+    out(&format!("{:<34} {} (digest {})", "suggestions shown", report["suggestions_shown"], report["suggestions_digest"].as_str().unwrap_or("-")))?;
     out(&format!("{:<34} {:.1} MB (budget {:.0} MB)", "KV caches", report["cache_bytes"].as_f64().unwrap_or(0.0) / 1e6, report["budget_bytes"].as_f64().unwrap_or(0.0) / 1e6))
 }

@@ -4,6 +4,7 @@
 //! reports what a writer feels: per-keystroke ghost-text latency, typo re-check time, how often
 //! the context had to be prefilled again, and the caches' memory.
 
+use std::hash::{Hash, Hasher};
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
@@ -47,6 +48,8 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
     let (mut line, mut col, mut version) = (0u32, 0u32, 1i64);
     let mut ghost_ms = vec![];
     let (mut shown, mut typed) = (0usize, 0usize);
+    // What was shown, as one number: two builds that show the same texts at the same keys agree.
+    let mut shown_digest = std::collections::hash_map::DefaultHasher::new();
     let t0 = Instant::now();
     for ch in r.text.chars().take(r.limit) {
         let key_start = Instant::now();
@@ -69,8 +72,11 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
                 .request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"triggerKind": 2}}))
                 .await?;
             ghost_ms.push(t.elapsed().as_secs_f64() * 1e3);
-            if resp["result"]["items"].as_array().is_some_and(|a| !a.is_empty()) {
+            if let Some(items) = resp["result"]["items"].as_array().filter(|a| !a.is_empty()) {
                 shown += 1;
+                for item in items {
+                    item["insertText"].to_string().hash(&mut shown_digest);
+                }
             }
         }
         // A writer pauses at the end of a sentence or paragraph: long enough for the spelling
@@ -111,6 +117,7 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         "checked_ahead": e["checked_ahead"],
         "check_ahead_forwards": e["check_ahead_forwards"],
         "suggestions_shown": shown,
+        "suggestions_digest": format!("{:016x}", shown_digest.finish()),
         "answered_without_the_model": typed.saturating_sub(ghost_jobs),
         "reused_suggestions": e["reused_suggestions"],
         "reprefill_share": (e["cache_misses"].as_f64().unwrap_or(0.0) + stats["result"]["reanchors"].as_f64().unwrap_or(0.0)) / typed.max(1) as f64,
