@@ -290,6 +290,46 @@ fn the_next_letters_first_steps_are_worked_out_while_idle_at_the_writers_pace() 
 }
 
 #[test]
+fn after_enter_the_server_works_out_the_next_line_itself_so_its_first_letter_runs_fewer_forwards() {
+    let mut c = Client::start(json!({"latencyBudgetMs": 20000}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let engine = |c: &mut Client| c.request("laya/stats", Value::Null)["result"]["engine"].clone();
+    // A line typed with ghost text asked at each key, then Enter twice with none asked (as most
+    // clients do), a pause, and the first letter of the next paragraph: the forwards its job ran.
+    let first_letter_forwards = |c: &mut Client, uri: &str| {
+        c.open(uri, "markdown", "");
+        let (mut col, mut version) = (0u32, 1i64);
+        for ch in "We went to the market on Sunday.".chars() {
+            type_chars(c, uri, &mut col, &mut version, &ch.to_string());
+            c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+        }
+        for line in 1..=2 {
+            version += 1;
+            c.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": uri, "version": version},
+                       "contentChanges": [{"range": {"start": pos(line - 1, col), "end": pos(line - 1, col)}, "text": "\n"}]}),
+            );
+            col = 0;
+        }
+        std::thread::sleep(Duration::from_millis(1500));
+        version += 1;
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": {"start": pos(2, 0), "end": pos(2, 0)}, "text": "T"}]}),
+        );
+        let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(2, 1), "context": {"triggerKind": 2}}));
+        assert!(r["error"].is_null(), "{r}");
+        engine(c)["ghost_forwards"].as_array().unwrap().last().unwrap().as_f64().unwrap()
+    };
+    let on = first_letter_forwards(&mut c, "file:///tmp/laya-test/enter-on.md");
+    c.notify("workspace/didChangeConfiguration", json!({"settings": {"laya": {"latencyBudgetMs": 20000, "workAhead": false}}}));
+    let off = first_letter_forwards(&mut c, "file:///tmp/laya-test/enter-off.md");
+    assert!(on < off, "the first letter after Enter ran {on} forwards with the line worked out ahead, {off} without");
+    c.shutdown();
+}
+
+#[test]
 fn the_words_of_a_paragraph_are_scored_as_they_settle_and_its_check_finds_them_done() {
     // A debounce longer than a keystroke takes here: no check runs while the sentence is typed.
     let mut c = Client::start(json!({"latencyBudgetMs": 20000, "debounceMs": 1500}));

@@ -446,6 +446,43 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
 }
 
 impl Backend {
+    /// After a line break typed (Enter), most clients ask for no ghost text: the next key, the
+    /// first letter of a line or paragraph, would then find the document's cache behind by the
+    /// line break and run two forwards (its prefill, then the word's first step). So the server
+    /// asks the engine for that ghost text itself, shown to no one: the engine runs it when it
+    /// is free, and then works out the likeliest first letters while idle, as after any key. A
+    /// newer key, the server's or the client's, supersedes it in the queue; a client that asks
+    /// right after Enter finds the cache warm.
+    fn warm_after_line_break(&self, uri: &str, cursor: usize) {
+        let s = self.settings();
+        let Some(mut d) = self.docs.get_mut(uri) else { return };
+        if !(s.ghost_text && s.work_ahead && s.serves(&d.language)) {
+            return;
+        }
+        self.window_to(&mut d, cursor);
+        let rope = d.doc.rope();
+        let before = rope.slice(d.anchor..cursor).to_string();
+        let line_end = d.doc.line_range(rope.char_to_line(cursor)).map_or(cursor, |r| r.end);
+        let after = rope.slice(cursor..line_end.max(cursor).min(cursor + AFTER_MAX)).to_string();
+        let check_from = check_from(&s, &d, cursor);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.engine.send(Job::Ghost {
+            doc: uri.to_string(),
+            version: d.doc.version(),
+            before,
+            after,
+            opts: GhostOptions { threshold: s.threshold, ..GhostOptions::default() },
+            ahead: true,
+            check_from,
+            deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
+            reply: tx,
+        });
+        // The answer is not shown; the receiver only has to outlive the job (a closed reply
+        // would tell the engine nobody wants it).
+        tokio::spawn(async move {
+            let _ = rx.await;
+        });
+    }
 
     async fn ghost_items(&self, params: InlineCompletionParams) -> Result<Option<InlineCompletionResponse>> {
         let s = self.settings();
@@ -772,6 +809,7 @@ impl LanguageServer for Backend {
         let uri = key(&params.text_document.uri);
         let version = params.text_document.version;
         let enc = self.enc();
+        let mut line_break_at = None;
         {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 tracing::warn!("didChange for a document that is not open");
@@ -791,6 +829,7 @@ impl LanguageServer for Backend {
                 };
                 d.anchor = edit.map_char(d.anchor);
                 d.last_edit = edit.new_end_char;
+                line_break_at = (edit.removed_chars() == 0 && ch.text.ends_with('\n')).then_some(edit.new_end_char);
                 // Typing what a shown ghost text says keeps the rest of it on show; typing
                 // something else rejects it there.
                 if let Some((at, text)) = d.shown.take() {
@@ -824,6 +863,9 @@ impl LanguageServer for Backend {
             d.doc.set_version(newest);
         }
         self.engine.versions.insert(uri.clone(), version);
+        if let Some(cursor) = line_break_at {
+            self.warm_after_line_break(&uri, cursor);
+        }
         self.schedule_check(uri, self.settings().debounce_ms);
     }
 
