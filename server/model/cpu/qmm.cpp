@@ -173,7 +173,7 @@ struct Qmm {
   const float* b;      // [N, K / G]
   float* out;          // [M, N]
   int M, N, K, G, bits;
-  const float* sx = nullptr;  // [K / G]: x's sum over each group, when M is 1 (AVX2)
+  const float* sx = nullptr;  // [K / G]: x's sum over each group, with xq
   // When M is 1 (AVX2): x in 16 bits, per 32-block: x[k] ~ dx[k / 32] * xq[...]; for 4-bit weights
   // each block's even elements first, then its odd ones (the order of its low and high nibbles).
   const int16_t* xq = nullptr;
@@ -321,86 +321,23 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Qmm& q, int m0, int n0)
     for (int j = 0; j < NT; ++j) q.out[static_cast<size_t>(m0 + i) * q.N + n0 + j] = hsum256(acc[i][j]);
 }
 
-// AVX2 + FMA for one input row (a decode step, the output head of one position): the weights
-// are not dequantized. Per group, out = s * sum(q * x) + b * sum(x), so each 32-block costs the
-// int-to-float conversions and one multiply-add per element instead of two, and the bias term is
-// one dot product per weight row over the groups (`q.sx`: the input's sum over each group). Each
-// weight row keeps two accumulators per group and the tile has four rows, so eight independent
-// chains hide the multiply-add latency. Measured on a Zen 1 EPYC (2 cores, no AVX-512, where a
-// 256-bit multiply-add issues as two halves), with the prefetch below and the AVX2 attention:
-// see bench/README.md ("4 Dec").
-
-// Eight bytes widened to eight 32-bit lanes.
-__attribute__((target("avx2,fma"))) inline __m256i bytes8(const uint8_t* at) {
-  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(at)));
-}
-
 // Tiles ahead to prefetch: one thread streamed a decode step's weights at ~3 GB/s without it (the
 // hardware prefetcher does not follow four rows read 16 bytes at a time); 1, 2 or 4 tiles ahead
 // all gave the same, 40 -> 34 ms for decode_64 on one thread.
 constexpr int PF = 2;
 
-template <int BITS, int NT>
-__attribute__((target("avx2,fma"))) void tile_avx2_row(const Qmm& q, int n0) {
-  const float* sx = q.sx;
+// The bias part of weight row n's dot product with a one-row x: sum over groups of b * sum(x).
+__attribute__((target("avx2,fma"))) inline float bias_term(const Qmm& q, int n) {
   const int groups = q.K / q.G;
-  const size_t rb = q.row_bytes();
-  const __m256i low4 = _mm256_set1_epi32(0xF);
-  __m256 acc[NT];
-  for (int j = 0; j < NT; ++j) acc[j] = _mm256_setzero_ps();
-  for (int j = 0; j < NT; ++j)
-    for (int g = 0; g < groups; g += 16) {
-      _mm_prefetch(reinterpret_cast<const char*>(q.s + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(q.b + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
-    }
-  for (int g = 0; g < groups; ++g) {
-    __m256 da[NT], db[NT];
-    for (int j = 0; j < NT; ++j) da[j] = db[j] = _mm256_setzero_ps();
-    for (int k0 = g * q.G; k0 < (g + 1) * q.G; k0 += 32) {
-      const float* xr = q.x + k0;
-      const __m256 x0 = _mm256_loadu_ps(xr), x1 = _mm256_loadu_ps(xr + 8);
-      const __m256 x2 = _mm256_loadu_ps(xr + 16), x3 = _mm256_loadu_ps(xr + 24);
-      for (int j = 0; j < NT; ++j) {
-        const uint8_t* p = q.w + (n0 + j) * rb + static_cast<size_t>(k0) * BITS / 8;
-        _mm_prefetch(reinterpret_cast<const char*>(p + PF * NT * rb), _MM_HINT_T0);
-        if constexpr (BITS == 4) {
-          // x was permuted so that the low nibbles of bytes [8h, 8h + 8) meet x[16h, 16h + 8)
-          // and their high nibbles x[16h + 8, 16h + 16).
-          const __m256i v0 = bytes8(p), v1 = bytes8(p + 8);
-          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v0, low4)), x0, da[j]);
-          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v0, 4)), x1, db[j]);
-          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v1, low4)), x2, da[j]);
-          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v1, 4)), x3, db[j]);
-        } else {
-          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p)), x0, da[j]);
-          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p + 8)), x1, db[j]);
-          da[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p + 16)), x2, da[j]);
-          db[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(p + 24)), x3, db[j]);
-        }
-      }
-    }
-    for (int j = 0; j < NT; ++j)
-      acc[j] = _mm256_fmadd_ps(_mm256_add_ps(da[j], db[j]), _mm256_set1_ps(q.s[(n0 + j) * groups + g]), acc[j]);
-  }
-  for (int j = 0; j < NT; ++j) {
-    const float* b = q.b + static_cast<size_t>(n0 + j) * groups;
-    __m256 bs = _mm256_setzero_ps();
-    int g = 0;
-    for (; g + 8 <= groups; g += 8) bs = _mm256_fmadd_ps(_mm256_loadu_ps(b + g), _mm256_loadu_ps(sx + g), bs);
-    float bias = hsum256(bs);
-    for (; g < groups; ++g) bias += b[g] * sx[g];
-    q.out[n0 + j] = hsum256(acc[j]) + bias;
-  }
+  const float* b = q.b + static_cast<size_t>(n) * groups;
+  __m256 bs = _mm256_setzero_ps();
+  int g = 0;
+  for (; g + 8 <= groups; g += 8) bs = _mm256_fmadd_ps(_mm256_loadu_ps(b + g), _mm256_loadu_ps(q.sx + g), bs);
+  float bias = hsum256(bs);
+  for (; g < groups; ++g) bias += b[g] * q.sx[g];
+  return bias;
 }
 
-// AVX2 for one input row with x in 16 bits: the decode step's matmuls on an AVX2 machine. The
-// float kernel above spends its time converting weights to float (four conversions per 32-block,
-// on a single pipe on Zen 1); here the weights are widened to 16-bit integers and multiplied into
-// x by pmaddwd, and only one sum per block is converted. x is quantized per
-// 32-block to 16 bits (its largest element to 32767), which changes a block's dot product by at most
-// dx / 2 * sum(q): ~1.5e-5 of the block's largest input, far below the 4-bit weights' own error.
-// Measured in isolation on a Zen 1 EPYC, one thread, one decode step's weights: 18.5 ms (float
-// kernel) -> 11.5 ms; see bench/README.md ("5 Dec").
 // One weight row's 32-block times x in 16 bits (xe: the x of its low nibbles or first 16 bytes):
 // eight 32-bit partial sums.
 template <int BITS>
@@ -417,6 +354,16 @@ __attribute__((target("avx2,fma"))) inline __m256i dot16(const uint8_t* p, __m25
   }
 }
 
+// AVX2 for one input row (a decode step, the output head of one position), with x in 16 bits.
+// The weights are not dequantized: per group, out = s * sum(q * x) + b * sum(x), and the bias term
+// is one dot product per weight row over the groups (`bias_term`). The weights are widened to 16-bit
+// integers and multiplied into x by pmaddwd, so one sum per 32-block is converted to float; the
+// float kernel this replaced converted every weight (four conversions per block, on a single pipe
+// on Zen 1) and took 18.5 ms for one decode step's weights on one thread, this one 11.5 ms (see
+// bench/README.md, "4 Dec, night"). x is quantized per 32-block (its largest element to 32767),
+// which moves a block's dot product by at most dx / 2 * sum(q), ~1.5e-5 of the block's largest
+// input; a block whose largest element dwarfs the rest also carries its residual. Rows with NaN or
+// infinity take the many-row kernel above.
 template <int BITS, int NT>
 __attribute__((target("avx2,fma"))) void tile_avx2_row_q16(const Qmm& q, int n0) {
   const int groups = q.K / q.G, per_group = q.G / 32;
@@ -454,20 +401,10 @@ __attribute__((target("avx2,fma"))) void tile_avx2_row_q16(const Qmm& q, int n0)
         }
       }
     }
-  for (int j = 0; j < NT; ++j) {
-    const float* b = q.b + static_cast<size_t>(n0 + j) * groups;
-    __m256 bs = _mm256_setzero_ps();
-    int g = 0;
-    for (; g + 8 <= groups; g += 8) bs = _mm256_fmadd_ps(_mm256_loadu_ps(b + g), _mm256_loadu_ps(q.sx + g), bs);
-    float bias = hsum256(bs);
-    for (; g < groups; ++g) bias += b[g] * q.sx[g];
-    q.out[n0 + j] = hsum256(acc[j]) + bias;
-  }
+  for (int j = 0; j < NT; ++j) q.out[n0 + j] = hsum256(acc[j]) + bias_term(q, n0 + j);
 }
 
-// Quantizes one row of x (K a multiple of 32) for tile_avx2_row_q16: for 4-bit weights each block's
-// even elements, then its odd ones; for 8-bit, in order. False when x holds a value that is not
-// finite; the float kernel takes such a row, so that it comes out as MLX's would.
+// One 32-block (v, largest magnitude amax) in 16 bits, in the order tile_avx2_row_q16 reads.
 __attribute__((target("avx2,fma"))) void q16_block(const __m256 v[4], float amax, int bits, int16_t* out) {
   const __m256i evens_then_odds = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   const __m256 inv = _mm256_set1_ps(amax > 0 ? 32767.0f / amax : 0.0f);
@@ -501,6 +438,9 @@ __attribute__((target("avx2,fma"))) float hmax256(__m256 m) {
 // is kept. Normal activations are far from it; the first position's massive ones are not.
 constexpr float kWide = 8.0f;
 
+// Quantizes one row of x (K a multiple of 32) for tile_avx2_row_q16: for 4-bit weights each block's
+// even elements, then its odd ones; for 8-bit, in order. False when x holds a value that is not
+// finite; the float kernel takes such a row, so that it comes out as MLX's would.
 __attribute__((target("avx2,fma"))) bool quantize_row_q16(const float* x, int K, int bits, int16_t* xq, float* dx,
                                                           uint8_t* wide, int16_t* xr, float* dr) {
   const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
@@ -574,12 +514,6 @@ void qmm_simd(const Qmm& q, int n0, int n1) {
       int n = n0;
       for (; n + 4 <= n1; n += 4) tile_avx2_row_q16<BITS, 4>(q, n);
       for (; n < n1; ++n) tile_avx2_row_q16<BITS, 1>(q, n);
-      return;
-    }
-    if (q.M == 1 && q.sx) {
-      int n = n0;
-      for (; n + 4 <= n1; n += 4) tile_avx2_row<BITS, 4>(q, n);
-      for (; n < n1; ++n) tile_avx2_row<BITS, 1>(q, n);
       return;
     }
   }
