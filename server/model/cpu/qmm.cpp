@@ -404,12 +404,18 @@ __attribute__((target("avx2,fma"))) void tile_avx2_row_q16(const Qmm& q, int n0)
   for (int j = 0; j < NT; ++j) q.out[n0 + j] = hsum256(acc[j]) + bias_term(q, n0 + j);
 }
 
-// One 32-block (v, largest magnitude amax) in 16 bits, in the order tile_avx2_row_q16 reads.
-__attribute__((target("avx2,fma"))) void q16_block(const __m256 v[4], float amax, int bits, int16_t* out) {
+// One 32-block (v, largest magnitude amax) in 16 bits, in the order tile_avx2_row_q16 reads; its
+// step is amax / 32767. With `rest`, also what the 16 bits missed, v - step * q, in element order
+// (the rounded values never reach 32768, so packing below does not clip them).
+__attribute__((target("avx2,fma"))) void q16_block(const __m256 v[4], float amax, int bits, int16_t* out, __m256* rest) {
   const __m256i evens_then_odds = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   const __m256 inv = _mm256_set1_ps(amax > 0 ? 32767.0f / amax : 0.0f);
   __m256i r[4];
   for (int i = 0; i < 4; ++i) r[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], inv));
+  if (rest) {
+    const __m256 step = _mm256_set1_ps(amax / 32767.0f);
+    for (int i = 0; i < 4; ++i) rest[i] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(r[i]), step, v[i]);
+  }
   __m256i lo, hi;
   if (bits == 4) {
     for (int i = 0; i < 4; ++i) r[i] = _mm256_permutevar8x32_epi32(r[i], evens_then_odds);
@@ -440,7 +446,7 @@ constexpr float kWide = 8.0f;
 
 // Quantizes one row of x (K a multiple of 32) for tile_avx2_row_q16: for 4-bit weights each block's
 // even elements, then its odd ones; for 8-bit, in order. False when x holds a value that is not
-// finite; the float kernel takes such a row, so that it comes out as MLX's would.
+// finite; the many-row kernel takes such a row, so that it comes out as MLX's would.
 __attribute__((target("avx2,fma"))) bool quantize_row_q16(const float* x, int K, int bits, int16_t* xq, float* dx,
                                                           uint8_t* wide, int16_t* xr, float* dr) {
   const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
@@ -458,21 +464,15 @@ __attribute__((target("avx2,fma"))) bool quantize_row_q16(const float* x, int K,
     const float amax = hmax256(m);
     if (_mm256_movemask_ps(nan) != 0 || !std::isfinite(amax)) return false;
     dx[blk] = amax / 32767.0f;
-    q16_block(v, amax, bits, xq + 32 * blk);
     wide[blk] = amax * 32 > kWide * hsum256(sum);
+    __m256 rv[4];
+    q16_block(v, amax, bits, xq + 32 * blk, wide[blk] ? rv : nullptr);
     if (!wide[blk]) continue;
-    // The residual, x - dx * xq, in the same order (each element at most dx / 2).
-    const float d = dx[blk];
-    float rest[32];
-    for (int k = 0; k < 32; ++k) {
-      const int e = bits == 4 ? (k < 16 ? 2 * k : 2 * (k - 16) + 1) : k;  // element at position k
-      rest[e] = xb[e] - d * xq[32 * blk + k];
-    }
-    __m256 rv[4], rm = _mm256_setzero_ps();
-    for (int i = 0; i < 4; ++i) rm = _mm256_max_ps(rm, _mm256_and_ps(rv[i] = _mm256_loadu_ps(rest + 8 * i), magnitude));
+    __m256 rm = _mm256_setzero_ps();
+    for (int i = 0; i < 4; ++i) rm = _mm256_max_ps(rm, _mm256_and_ps(rv[i], magnitude));
     const float rmax = hmax256(rm);
     dr[blk] = rmax / 32767.0f;
-    q16_block(rv, rmax, bits, xr + 32 * blk);
+    q16_block(rv, rmax, bits, xr + 32 * blk, nullptr);
   }
   return true;
 }
