@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use laya_decide::{GhostOptions, Issue, IssueKind, SuggestionKind};
+use laya_decide::{Ghost, GhostOptions, Issue, IssueKind, SuggestionKind};
 use laya_text::{Document, PositionEncoding};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -16,7 +16,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-use super::engine::{CheckText, Engine, Job, JobError};
+use super::engine::{CheckText, Engine, Job, JobError, Reply};
 use super::settings::Settings;
 
 /// Characters of context the model sees before the cursor: the window's start (its anchor)
@@ -460,23 +460,9 @@ impl Backend {
             return;
         }
         self.window_to(&mut d, cursor);
-        let rope = d.doc.rope();
-        let before = rope.slice(d.anchor..cursor).to_string();
-        let line_end = d.doc.line_range(rope.char_to_line(cursor)).map_or(cursor, |r| r.end);
-        let after = rope.slice(cursor..line_end.max(cursor).min(cursor + AFTER_MAX)).to_string();
-        let check_from = check_from(&s, &d, cursor);
+        let before = d.doc.rope().slice(d.anchor..cursor).to_string();
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.engine.send(Job::Ghost {
-            doc: uri.to_string(),
-            version: d.doc.version(),
-            before,
-            after,
-            opts: GhostOptions { threshold: s.threshold, ..GhostOptions::default() },
-            ahead: true,
-            check_from,
-            deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
-            reply: tx,
-        });
+        self.engine.send(ghost_job(&s, uri, d.doc.version(), before, after_cursor(&d, cursor), check_from(&s, &d, cursor), tx));
         // The answer is not shown; the receiver only has to outlive the job (a closed reply
         // would tell the engine nobody wants it).
         tokio::spawn(async move {
@@ -518,30 +504,13 @@ impl Backend {
                 None => (cursor, String::new()),
             };
             self.window_to(&mut d, from);
-            let rope = d.doc.rope();
-            let before = format!("{}{prefix}", rope.slice(d.anchor..from));
-            let line = rope.char_to_line(cursor);
-            let line_end = d.doc.line_range(line).map_or(cursor, |r| r.end);
-            let after = rope.slice(cursor..line_end.max(cursor).min(cursor + AFTER_MAX)).to_string();
+            let before = format!("{}{prefix}", d.doc.rope().slice(d.anchor..from));
+            let after = after_cursor(&d, cursor);
             let check_from = if prefix.is_empty() { check_from(&s, &d, cursor) } else { None };
             (d.doc.version(), before, after, cursor, from, prefix, check_from)
         };
-        let opts = GhostOptions { threshold: s.threshold, ..GhostOptions::default() };
         let invoked = params.context.trigger_kind == InlineCompletionTriggerKind::INVOKED;
-        let g = self
-            .engine
-            .ask(|reply| Job::Ghost {
-                doc: uri.clone(),
-                version,
-                before: before.clone(),
-                after: after.clone(),
-                opts,
-                ahead: s.work_ahead,
-                check_from,
-                deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
-                reply,
-            })
-            .await;
+        let g = self.engine.ask(|reply| ghost_job(&s, &uri, version, before.clone(), after, check_from, reply)).await;
         let g = match g {
             Ok(g) => g,
             Err(JobError::NoModel(_) | JobError::Late) => return Ok(None), // nothing to show (yet, or any more)
@@ -637,6 +606,28 @@ pub struct RankParams {
 /// Where the paragraph holding char `cursor` starts in the text of `d`'s window (a byte offset
 /// from its anchor), when the engine may score that paragraph's settled words ahead of its
 /// spelling check: work ahead and spelling checks are on, and the check will run in the window.
+/// The text after the cursor on its line (at most AFTER_MAX characters): what ghost text must fit.
+fn after_cursor(d: &Doc, cursor: usize) -> String {
+    let rope = d.doc.rope();
+    let line_end = d.doc.line_range(rope.char_to_line(cursor)).map_or(cursor, |r| r.end);
+    rope.slice(cursor..line_end.max(cursor).min(cursor + AFTER_MAX)).to_string()
+}
+
+/// The ghost-text job for `before` (the window up to the cursor), with the user's settings.
+fn ghost_job(s: &Settings, uri: &str, version: i32, before: String, after: String, check_from: Option<usize>, reply: Reply<Option<Ghost>>) -> Job {
+    Job::Ghost {
+        doc: uri.to_string(),
+        version,
+        before,
+        after,
+        opts: GhostOptions { threshold: s.threshold, ..GhostOptions::default() },
+        ahead: s.work_ahead,
+        check_from,
+        deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
+        reply,
+    }
+}
+
 fn check_from(s: &Settings, d: &Doc, cursor: usize) -> Option<usize> {
     if !(s.work_ahead && s.diagnostics) || d.doc.len_chars() > MAX_CHECKED_CHARS {
         return None;
