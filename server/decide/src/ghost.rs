@@ -112,10 +112,19 @@ pub fn ghost(
     Ok(Some(out))
 }
 
+/// Keys other than letters that often end a word: after a word, the step for the mark's token
+/// is worked out ahead like a letter's (the space has a whole speculation of its own).
+const MARKS: [char; 9] = [',', '.', ';', ':', '?', '!', ')', '-', '/'];
+
+/// Fewest marks worth a step ahead, and the least probability of one after the word.
+const MARKS_AHEAD: usize = 2;
+const MARK_MIN_PROB: f32 = 0.05;
+
 /// Work for idle time: the steps the ghost text of the next keystroke would run if that key is
 /// one more letter of the word at the cursor (its search's first step: [`first_steps`]), for the
 /// `letters` likeliest letters but `skip` (the letter the shown suggestion goes on with: typing
-/// it needs no model), likeliest first, without those `cache` already keeps. Each is one forward
+/// it needs no model), or a mark that ends the word ("," or "."; the step for its token after
+/// the word's), likeliest key first, without those `cache` already keeps. Each is one forward
 /// of [`step_ahead`]. `cache` must hold the word's context (as after [`ghost`] for `before`, or
 /// after the ghost text for a space after it); nothing is planned when it does not.
 #[allow(clippy::too_many_arguments)]
@@ -141,44 +150,93 @@ pub fn letters_ahead(
     fork.trim(ids.len())?;
     model.prefill(&mut fork, &ids)?; // the log-probs after the context are kept: no forward
     let lp = model.next_logprobs(&fork)?;
-    let mut out: Vec<LetterStep> = Vec::new();
-    for (c, _) in next_chars(vocab, &lp, split.typed).into_iter().filter(|&(c, _)| Some(c) != skip).take(letters) {
+    // Each key with its probability and its steps.
+    let mut keys: Vec<(f32, Vec<LetterStep>)> = Vec::new();
+    let chars = next_chars(vocab, &lp, split.typed);
+    let mass: f32 = chars.iter().map(|&(_, m)| m).sum();
+    for (c, m) in chars.into_iter().filter(|&(c, _)| Some(c) != skip).take(letters) {
         let typed = format!("{}{c}", split.typed);
         if split_at_cursor(&format!("{before}{c}")).context != split.context {
             continue;
         }
-        for token in first_steps(vocab, &lp, &typed, GHOST_BEAM, opts.threshold) {
-            if fork.lookahead(token).is_none() && !out.iter().any(|s| s.token == token) {
-                out.push(LetterStep { context: ids.clone(), letter: c, token });
-            }
+        let steps = first_steps(vocab, &lp, &typed, GHOST_BEAM, opts.threshold)
+            .into_iter()
+            .filter(|&t| fork.lookahead(t).is_none())
+            .map(|t| LetterStep { context: ids.clone(), key: c, path: vec![t] })
+            .collect();
+        keys.push((m / mass.max(f32::MIN_POSITIVE), steps));
+    }
+    if !split.word.is_empty() {
+        keys.extend(marks_ahead(model, &fork, before, &ids)?);
+    }
+    keys.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut out: Vec<LetterStep> = Vec::new();
+    for step in keys.into_iter().flat_map(|(_, steps)| steps) {
+        if !out.iter().any(|s| s.path == step.path) {
+            out.push(step);
         }
     }
     Ok(out)
 }
 
-/// One step planned by [`letters_ahead`]: after the tokens of `context`, `token`, for the
-/// keystroke that types `letter`.
+/// The marks likeliest to end the word at the end of `before`, with their probability after
+/// it and their step: its token after the word's tokens (`fork` holds the context, `ids`).
+/// Only where the word's own tokens were stepped to already (their log-probs are kept), and
+/// the mark is a token of its own after them.
+fn marks_ahead(model: &Model, fork: &KvCache, before: &str, ids: &[u32]) -> Result<Vec<(f32, Vec<LetterStep>)>> {
+    let all = model.tokenizer.encode(before)?;
+    let Some(word) = all.strip_prefix(ids).filter(|w| !w.is_empty()) else { return Ok(vec![]) };
+    let Some(after_word) = fork.lookahead_path(word) else { return Ok(vec![]) };
+    let mut out = Vec::new();
+    for m in MARKS {
+        let with = model.tokenizer.encode(&format!("{before}{m}"))?;
+        let Some(&[t]) = with.strip_prefix(&all[..]) else { continue };
+        let p = after_word.get(t as usize).map_or(0.0, |l| l.exp());
+        let path = [word, &[t]].concat();
+        if p >= MARK_MIN_PROB && fork.lookahead_path(&path).is_none() {
+            out.push((p, vec![LetterStep { context: ids.to_vec(), key: m, path }]));
+        }
+    }
+    out.sort_by(|a, b| b.0.total_cmp(&a.0));
+    out.truncate(MARKS_AHEAD);
+    Ok(out)
+}
+
+/// One step planned by [`letters_ahead`]: after the tokens of `context`, the tokens of `path`
+/// (the word's own before a mark's), the last of which is the step's, for the keystroke that
+/// types `key`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LetterStep {
     pub context: Vec<u32>,
-    pub letter: char,
-    pub token: u32,
+    pub key: char,
+    pub path: Vec<u32>,
 }
 
 /// Runs a step planned by [`letters_ahead`] and keeps what it computed in `cache` (one forward),
 /// where the search of that keystroke finds it; nothing when `cache` no longer holds the
-/// context or keeps the step already.
+/// context or keeps the step already, or a mark's word is no longer kept to graft. For a mark,
+/// `cache` is first extended by the word (a graft, no forward; what the prefill of the mark's
+/// keystroke, or of a space, would do), so that the step is kept one past its tokens, as a
+/// letter's first step is.
 pub fn step_ahead(model: &Model, cache: &mut KvCache, step: &LetterStep) -> Result<bool> {
     let n = step.context.len();
+    let Some((&token, word)) = step.path.split_last() else { return Ok(false) };
     if cache.tokens().len() < n || cache.tokens()[..n] != step.context[..] {
         return Ok(false);
     }
+    if !cache.tokens()[n..].starts_with(word) {
+        cache.trim(n)?;
+        if !cache.graft_all(word)? {
+            cache.trim(n)?;
+            return Ok(false);
+        }
+    }
     let mut fork = cache.fork();
-    fork.trim(n)?;
-    if fork.lookahead(step.token).is_some() {
+    fork.trim(n + word.len())?;
+    if fork.lookahead(token).is_some() {
         return Ok(false);
     }
-    model.step_keeping_paths(cache, &mut fork, &[vec![step.token]])?;
+    model.step_keeping(cache, &mut fork, &[token])?;
     Ok(true)
 }
 

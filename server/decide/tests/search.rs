@@ -44,22 +44,28 @@ fn typing_into_one_cache_suggests_what_a_fresh_cache_does_with_fewer_forwards() 
 }
 
 #[test]
-fn a_letter_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_nothing() {
+fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_nothing() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let model = Model::load(&default_model_path()).expect("the default model loads");
     let vocab = Vocab::new(&model).unwrap();
     let opts = GhostOptions::default();
     let forwards = || model.forward_count().0;
-    let mut planned = 0;
-    for before in ["I would like a cup of ", "It was a bright cold day in Ap", "The capital of France is Paris, and the capital of Germany is "] {
+    let (mut planned, mut marks) = (0, 0);
+    for before in [
+        "I would like a cup of ",
+        "It was a bright cold day in Ap",
+        "The capital of France is Paris, and the capital of Germany is ",
+        "It was a bright cold day in April",
+    ] {
         // The cache as the keystroke's own ghost text leaves it.
         let mut cache = KvCache::new();
         ghost(&model, &vocab, None, &mut cache, before, "", &opts).unwrap();
         let plan = letters_ahead(&model, &vocab, &cache, before, "", &opts, 3, None).unwrap();
-        assert!(plan.len() <= 3 * 4, "{plan:?}");
+        assert!(plan.len() <= 3 * 4 + 2, "{plan:?}");
         planned += plan.len();
+        marks += plan.iter().filter(|s| !s.key.is_alphanumeric()).count();
         for step in &plan {
-            let typed = format!("{before}{}", step.letter);
+            let typed = format!("{before}{}", step.key);
             let mut cold = cache.fork();
             let f0 = forwards();
             let a = ghost(&model, &vocab, None, &mut cold, &typed, "", &opts).unwrap();
@@ -78,6 +84,8 @@ fn a_letter_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_nothing(
         }
     }
     assert!(planned >= 3, "only {planned} steps planned");
+    // After a whole word, "," or "." is as likely a key as a letter: "April," then runs no forward.
+    assert!(marks >= 1, "no mark planned after \"April\"");
     // Nothing inside a word, outside prose or before any text.
     let cache = KvCache::new();
     assert!(letters_ahead(&model, &vocab, &cache, "I would like a cup of t", "ea", &opts, 3, None).unwrap().is_empty());

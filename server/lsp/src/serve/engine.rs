@@ -3,7 +3,8 @@
 //! document, or whose requester has gone (a cancelled request), are dropped unanswered, and of
 //! several queued suggestion jobs for one document only the newest runs. When no job waits, it
 //! works out the ghost text the next keystroke will likely ask for ([`Worker::speculate`], for
-//! a space; [`Worker::letter_ahead`], for one more letter, at the writer's pace).
+//! a space; [`Worker::letter_ahead`], for one more letter or a mark that ends the word, at the
+//! writer's pace).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -164,8 +165,8 @@ pub struct Stats {
     /// Ghost texts worked out ahead of the keystroke while idle, and the forwards they ran.
     pub speculations: u64,
     pub speculative_forwards: u64,
-    /// First steps of the next letter's search run while idle (a forward each), and those the
-    /// writer's pace left no time for.
+    /// First steps of the next letter's search (or a mark's after the word) run while idle (a
+    /// forward each), and those the writer's pace left no time for.
     pub letter_steps: u64,
     pub letter_steps_skipped: u64,
 }
@@ -271,7 +272,8 @@ struct Worker {
 const LETTERS_AHEAD: usize = 3;
 const PACE_GAPS: usize = 16;
 
-/// The steps the next keystroke needs if it is one more letter of the word at the cursor.
+/// The steps the next keystroke needs if it is one more letter of the word at the cursor, or a
+/// mark that ends it (",", ".").
 struct Letters {
     doc: String,
     version: i32,
@@ -519,8 +521,8 @@ impl Worker {
         self.last_key = Some((doc.to_string(), now));
     }
 
-    /// Runs one step of the next letter's search ([`laya_decide::step_ahead`]), likeliest letter
-    /// first, and leaves the rest for the next idle moment. It runs only when no job waits, for
+    /// Runs one step of the next letter's search, or of a mark after the word
+    /// ([`laya_decide::step_ahead`]), likeliest key first, and leaves the rest for the next idle moment. It runs only when no job waits, for
     /// the same document version, and only when the step should end well before the writer's
     /// next key is due (a job that arrives during it waits for it).
     fn letter_ahead(&mut self, mut l: Letters) {
