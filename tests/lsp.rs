@@ -246,6 +246,15 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
     assert_eq!(forwards.last().unwrap().as_f64(), Some(0.0), "the space's ghost text ran a forward: {after}");
     // After a space nothing of a word is typed: nothing more is worked out.
     assert_eq!(after["speculations"], ahead["speculations"], "{after}");
+    // Nor after a known word ("par") whose shown completion ("Paris") says it more likely goes on.
+    let (mut col, mut version) = (0u32, 1i64);
+    let other = "file:///tmp/laya-test/ahead-par.md";
+    c.open(other, "markdown", "");
+    type_chars(&mut c, other, &mut col, &mut version, "The capital of France is Par");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": other}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    assert_eq!(r["result"]["items"][0]["insertText"], "is", "{r}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(engine(&mut c)["speculations"], ahead["speculations"], "a space was worked out after a word shown to go on");
     // And with `workAhead` off, nothing is worked out ahead at all.
     c.notify("workspace/didChangeConfiguration", json!({"settings": {"laya": {"latencyBudgetMs": 20000, "workAhead": false}}}));
     let other = "file:///tmp/laya-test/ahead-off.md";

@@ -609,7 +609,11 @@ impl Worker {
                 // shown suggestion goes on with.
                 let letters = |g: Option<&Ghost>| {
                     let skip = g.filter(|g| g.replace == 0).and_then(|g| g.insert.chars().next());
-                    Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, started, plan: None }
+                    // A completion of the word shown means it more likely goes on than ends (the
+                    // completion is at least `threshold` likely, 0.5 by default): the idle time
+                    // goes to its next letters, not to the ghost text after a space.
+                    let completes_word = g.is_some_and(|g| g.replace == 0 && g.insert.starts_with(laya_text::is_word_char));
+                    (Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, started, plan: None }, completes_word)
                 };
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 // After a word the lexicon knows, a space is a likely next key: its ghost text
@@ -634,7 +638,11 @@ impl Worker {
                             let g = Ghost { insert: g0.insert[typed.len()..].to_string(), ..g0.clone() };
                             self.stats.reused_suggestions += 1;
                             if ahead {
-                                self.letters = Some(letters(Some(&g)));
+                                let (l, completes_word) = letters(Some(&g));
+                                self.letters = Some(l);
+                                if completes_word {
+                                    self.ahead = None;
+                                }
                             }
                             let _ = reply.send(Ok(Some(g)));
                             return;
@@ -650,7 +658,11 @@ impl Worker {
                     self.ahead = None;
                 }
                 if let (true, Ok(g)) = (ahead, &r) {
-                    self.letters = Some(letters(g.as_ref()));
+                    let (l, completes_word) = letters(g.as_ref());
+                    self.letters = Some(l);
+                    if completes_word {
+                        self.ahead = None;
+                    }
                 }
                 match &r {
                     Ok(Some(g)) => {
