@@ -116,7 +116,7 @@ pub fn ghost(
 /// is worked out ahead like a letter's (the space has a whole speculation of its own).
 const MARKS: [char; 9] = [',', '.', ';', ':', '?', '!', ')', '-', '/'];
 
-/// Fewest marks worth a step ahead, and the least probability of one after the word.
+/// Most marks worked out ahead after a word, and the least probability of one there.
 const MARKS_AHEAD: usize = 2;
 const MARK_MIN_PROB: f32 = 0.05;
 
@@ -189,11 +189,15 @@ fn marks_ahead(model: &Model, fork: &KvCache, before: &str, ids: &[u32]) -> Resu
     let Some(after_word) = fork.lookahead_path(word) else { return Ok(vec![]) };
     let mut out = Vec::new();
     for m in MARKS {
-        let with = model.tokenizer.encode(&format!("{before}{m}"))?;
-        let Some(&[t]) = with.strip_prefix(&all[..]) else { continue };
+        // The mark's own token, and its probability, before the costlier check that the whole
+        // text with the mark is tokenized as the word's tokens and that one.
+        let [t] = model.tokenizer.encode(m.encode_utf8(&mut [0; 4]))?[..] else { continue };
         let p = after_word.get(t as usize).map_or(0.0, |l| l.exp());
         let path = [word, &[t]].concat();
-        if p >= MARK_MIN_PROB && fork.lookahead_path(&path).is_none() {
+        if p < MARK_MIN_PROB || fork.lookahead_path(&path).is_some() {
+            continue;
+        }
+        if model.tokenizer.encode(&format!("{before}{m}"))?.strip_prefix(&all[..]) == Some(&[t][..]) {
             out.push((p, vec![LetterStep { context: ids.to_vec(), key: m, path }]));
         }
     }

@@ -603,9 +603,6 @@ pub struct RankParams {
 }
 
 /// Paragraphs of a text (runs of non-blank lines): (first char index, text).
-/// Where the paragraph holding char `cursor` starts in the text of `d`'s window (a byte offset
-/// from its anchor), when the engine may score that paragraph's settled words ahead of its
-/// spelling check: work ahead and spelling checks are on, and the check will run in the window.
 /// The text after the cursor on its line (at most AFTER_MAX characters): what ghost text must fit.
 fn after_cursor(d: &Doc, cursor: usize) -> String {
     let rope = d.doc.rope();
@@ -628,6 +625,9 @@ fn ghost_job(s: &Settings, uri: &str, version: i32, before: String, after: Strin
     }
 }
 
+/// Where the paragraph holding char `cursor` starts in the text of `d`'s window (a byte offset
+/// from its anchor), when the engine may score that paragraph's settled words ahead of its
+/// spelling check: work ahead and spelling checks are on, and the check will run in the window.
 fn check_from(s: &Settings, d: &Doc, cursor: usize) -> Option<usize> {
     if !(s.work_ahead && s.diagnostics) || d.doc.len_chars() > MAX_CHECKED_CHARS {
         return None;

@@ -272,6 +272,13 @@ struct Worker {
 const LETTERS_AHEAD: usize = 3;
 const PACE_GAPS: usize = 16;
 
+/// Whether `g` completes the word at the cursor. It is then at least `threshold` likely (0.5 by
+/// default), so the word more likely goes on than ends: the idle time goes to its next letters,
+/// not to the ghost text after a space ([`Speculation`]).
+fn completes_word(g: &Ghost) -> bool {
+    g.replace == 0 && g.insert.starts_with(laya_text::is_word_char)
+}
+
 /// The steps the next keystroke needs if it is one more letter of the word at the cursor, or a
 /// mark that ends it (",", ".").
 struct Letters {
@@ -522,9 +529,10 @@ impl Worker {
     }
 
     /// Runs one step of the next letter's search, or of a mark after the word
-    /// ([`laya_decide::step_ahead`]), likeliest key first, and leaves the rest for the next idle moment. It runs only when no job waits, for
-    /// the same document version, and only when the step should end well before the writer's
-    /// next key is due (a job that arrives during it waits for it).
+    /// ([`laya_decide::step_ahead`]), likeliest key first, and leaves the rest for the next idle
+    /// moment. It runs only when no job waits, for the same document version, and only when the
+    /// step should end well before the writer's next key is due (a job that arrives during it
+    /// waits for it).
     fn letter_ahead(&mut self, mut l: Letters) {
         if self.versions.get(&l.doc).is_none_or(|v| *v != l.version) || !self.caches.contains_key(&l.doc) {
             return;
@@ -609,11 +617,7 @@ impl Worker {
                 // shown suggestion goes on with.
                 let letters = |g: Option<&Ghost>| {
                     let skip = g.filter(|g| g.replace == 0).and_then(|g| g.insert.chars().next());
-                    // A completion of the word shown means it more likely goes on than ends (the
-                    // completion is at least `threshold` likely, 0.5 by default): the idle time
-                    // goes to its next letters, not to the ghost text after a space.
-                    let completes_word = g.is_some_and(|g| g.replace == 0 && g.insert.starts_with(laya_text::is_word_char));
-                    (Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, started, plan: None }, completes_word)
+                    Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, started, plan: None }
                 };
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 // After a word the lexicon knows, a space is a likely next key: its ghost text
@@ -638,11 +642,10 @@ impl Worker {
                             let g = Ghost { insert: g0.insert[typed.len()..].to_string(), ..g0.clone() };
                             self.stats.reused_suggestions += 1;
                             if ahead {
-                                let (l, completes_word) = letters(Some(&g));
-                                self.letters = Some(l);
-                                if completes_word {
-                                    self.ahead = None;
-                                }
+                                self.letters = Some(letters(Some(&g)));
+                            }
+                            if completes_word(&g) {
+                                self.ahead = None;
                             }
                             let _ = reply.send(Ok(Some(g)));
                             return;
@@ -658,11 +661,10 @@ impl Worker {
                     self.ahead = None;
                 }
                 if let (true, Ok(g)) = (ahead, &r) {
-                    let (l, completes_word) = letters(g.as_ref());
-                    self.letters = Some(l);
-                    if completes_word {
-                        self.ahead = None;
-                    }
+                    self.letters = Some(letters(g.as_ref()));
+                }
+                if matches!(&r, Ok(Some(g)) if completes_word(g)) {
+                    self.ahead = None;
                 }
                 match &r {
                     Ok(Some(g)) => {
