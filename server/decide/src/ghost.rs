@@ -142,7 +142,7 @@ pub fn letters_ahead(
         return Ok(vec![]);
     }
     let split = split_at_cursor(before);
-    let ids = model.tokenizer.encode(split.context)?;
+    let ids = model.tokenizer.encode_prefix(split.context)?;
     if ids.is_empty() || cache.tokens().len() < ids.len() || cache.tokens()[..ids.len()] != ids[..] {
         return Ok(vec![]);
     }
@@ -262,7 +262,7 @@ fn corrected(
     if cands.is_empty() {
         return Ok(None);
     }
-    let ids = model.tokenizer.encode(context)?;
+    let ids = model.tokenizer.encode_prefix(context)?;
     if ids.is_empty() {
         return Ok(None);
     }

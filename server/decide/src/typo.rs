@@ -309,7 +309,7 @@ impl Speller {
         if interrupt() {
             return Err(DecideError::Interrupted);
         }
-        let ids: Vec<Vec<u32>> = todo.iter().map(|t| model.tokenizer.encode(t.3)).collect::<std::result::Result<_, _>>()?;
+        let ids: Vec<Vec<u32>> = todo.iter().map(|t| model.tokenizer.encode_prefix(t.3)).collect::<std::result::Result<_, _>>()?;
         // One prefill, up to the end of the last word asked about and the text after it; every
         // word's context is a prefix of it (subword tokens carry their leading space, so text
         // cut before a space tokenizes as a prefix of the longer text: checked, not assumed).

@@ -93,6 +93,28 @@ fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_
 }
 
 #[test]
+fn typing_after_a_paragraph_break_never_cuts_the_cache_back() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = Model::load(&default_model_path()).expect("the default model loads");
+    let vocab = Vocab::new(&model).unwrap();
+    let opts = GhostOptions::default();
+    // At the end of a text "\n\n" is one token, before "You" two: a cache that held the first
+    // would be cut back and the break computed again at the first word of every paragraph.
+    let text = "It was a bright cold day in April.\n\nYou could see the clocks";
+    let from = text.find("\n\n").unwrap() + 2;
+    let mut cache = KvCache::new();
+    ghost(&model, &vocab, None, &mut cache, &text[..from], "", &opts).unwrap();
+    // The break's keystroke leaves the text up to it in the cache (and a phrase after it, which
+    // the next key cuts off); every later key must find the break still there.
+    let kept = model.tokenizer.encode_prefix(&text[..from]).unwrap();
+    assert!(cache.tokens().starts_with(&kept), "{:?} against {kept:?}", cache.tokens());
+    for end in from + 1..=text.len() {
+        ghost(&model, &vocab, None, &mut cache, &text[..end], "", &opts).unwrap();
+        assert!(cache.tokens().starts_with(&kept), "the break was computed again after {:?}", &text[..end]);
+    }
+}
+
+#[test]
 fn completion_lists_from_one_cache_equal_those_of_a_fresh_cache() {
     // Wide searches (eight hypotheses, nothing cut) step many rows at once, reorder them, and
     // keep what every step computed: the next keystroke must read back the same numbers.

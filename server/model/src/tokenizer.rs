@@ -33,7 +33,12 @@ pub struct Tokenizer {
     eos: Option<u32>,
     /// The largest id + 1 (asking `tokenizers` builds its whole vocabulary map each time).
     vocab_size: usize,
+    /// The id of [`PROBE`] alone, when it is one token (see [`Tokenizer::encode_prefix`]).
+    probe: Option<u32>,
 }
+
+/// A letter appended to a text to see how its end is tokenized when a word follows.
+const PROBE: &str = "A";
 
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -129,7 +134,11 @@ impl Tokenizer {
 
     fn new(inner: tokenizers::Tokenizer, special: Vec<u32>, eos: Option<u32>) -> Self {
         let vocab_size = inner.get_vocab(true).values().max().map_or(0, |&m| m as usize + 1);
-        Self { inner, special, eos, vocab_size }
+        let probe = match inner.encode_fast(PROBE, false).map(|e| e.get_ids().to_vec()) {
+            Ok(ids) if ids.len() == 1 => Some(ids[0]),
+            _ => None,
+        };
+        Self { inner, special, eos, vocab_size, probe }
     }
 
     /// Reads an mlx-lm / Hugging Face `tokenizer.json`.
@@ -153,6 +162,25 @@ impl Tokenizer {
             .encode_fast(text, false)
             .map_err(|e| ModelError::Input(format!("tokenizing: {e}")))?;
         Ok(enc.get_ids().to_vec())
+    }
+
+    /// The tokens of `text` as the beginning of a longer text: what a context to be continued is
+    /// encoded as. They differ from [`Tokenizer::encode`]'s only where `text` ends in white
+    /// space that the pre-tokenizer splits differently before a word: GPT-2's regex keeps a
+    /// final "\n\n" as one token but gives "\n", "\n" before "You". The model has seen only
+    /// the second form before a word, and a cache holding the first must be cut back once a
+    /// letter is typed. Found by encoding `text` with a letter after it, so that it holds for
+    /// whatever pre-tokenizer the model has.
+    pub fn encode_prefix(&self, text: &str) -> Result<Vec<u32>> {
+        let Some(probe) = self.probe.filter(|_| text.ends_with(char::is_whitespace)) else {
+            return self.encode(text);
+        };
+        let mut ids = self.encode(&format!("{text}{PROBE}"))?;
+        // The probe joined the text's end (" A" after a space): no split to learn from.
+        if ids.pop() != Some(probe) {
+            return self.encode(text);
+        }
+        Ok(ids)
     }
 
     pub fn decode(&self, ids: &[u32]) -> Result<String> {

@@ -51,3 +51,20 @@ fn digits_are_split_one_by_one() {
     let ids = tok.encode("2026").unwrap();
     assert_eq!(ids.len(), 4, "{ids:?}");
 }
+
+#[test]
+fn a_context_is_encoded_as_the_start_of_the_text_that_follows_it() {
+    let tok = tokenizer();
+    for (context, more) in [("It rained.\n\n", "You"), ("Dear Sir,\n\n\n", "I"), ("a list:\n\t\n", "One"), ("Hello\n", "World")] {
+        let ids = tok.encode_prefix(context).unwrap();
+        let whole = tok.encode(&format!("{context}{more}")).unwrap();
+        assert!(whole.starts_with(&ids), "{context:?}: {ids:?} is not the start of {whole:?}");
+        assert_eq!(tok.decode(&ids).unwrap(), context);
+    }
+    // The plain encoding of a paragraph break at the end is the one it needs: "\n\n" as one token.
+    assert_ne!(tok.encode("It rained.\n\n").unwrap(), tok.encode_prefix("It rained.\n\n").unwrap());
+    // Where nothing differs, or a space would join the next word, it is the plain encoding.
+    for text in ["It rained", "It rained.", "It rained. ", ""] {
+        assert_eq!(tok.encode_prefix(text).unwrap(), tok.encode(text).unwrap(), "{text:?}");
+    }
+}
