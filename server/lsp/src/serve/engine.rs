@@ -16,6 +16,8 @@ use std::time::Instant;
 use dashmap::DashMap;
 use laya_decide::{Ghost, GhostOptions, Issue, Ranked, Speller, Suggestion, Vocab};
 use laya_model::{KvCache, Model};
+
+use super::pace::{Pace, Work};
 use tokio::sync::oneshot;
 
 /// What went wrong with a job, for the handler to turn into an LSP answer.
@@ -260,17 +262,12 @@ struct Worker {
     check_ahead: Option<CheckAhead>,
     /// Steps for the next letter to run while nothing else waits: see [`Worker::letter_ahead`].
     letters: Option<Letters>,
-    /// The writer's pace: recent gaps between ghost-text keystrokes of one document (ms), and
-    /// how long an idle step has taken (ms), so idle work does not run into the next key.
-    gaps: VecDeque<f64>,
-    last_key: Option<(String, Instant)>,
-    step_ms: Option<f64>,
+    /// The writer's pace and what idle work costs, so idle work does not run into the next key.
+    pace: Pace,
 }
 
-/// Most letters of the next keystroke whose first step is worked out while idle, and most gaps
-/// between keystrokes the pace is taken from.
+/// Most letters of the next keystroke whose first step is worked out while idle.
 const LETTERS_AHEAD: usize = 3;
-const PACE_GAPS: usize = 16;
 
 /// Whether `g` completes the word at the cursor. It is then at least `threshold` likely (0.5 by
 /// default), so the word more likely goes on than ends: the idle time goes to its next letters,
@@ -289,8 +286,6 @@ struct Letters {
     opts: GhostOptions,
     /// The letter the shown suggestion goes on with (typing it needs no model).
     skip: Option<char>,
-    /// When the keystroke's job started.
-    started: Instant,
     /// Planned, once the document's cache holds the context ([`laya_decide::letters_ahead`]).
     plan: Option<VecDeque<laya_decide::LetterStep>>,
 }
@@ -332,9 +327,7 @@ impl Worker {
             ahead: None,
             check_ahead: None,
             letters: None,
-            gaps: VecDeque::new(),
-            last_key: None,
-            step_ms: None,
+            pace: Pace::default(),
         }
     }
 
@@ -345,25 +338,51 @@ impl Worker {
                 queue.push_back(j);
             }
             // Idle: work out the ghost text the writer will likely ask for next, then what the
-            // next spelling check will ask.
+            // next spelling check will ask (once it fits before the next key: until then, wait
+            // for a job or for that moment).
+            let mut wait = None;
             if queue.is_empty() {
                 if let Some(s) = self.ahead.take() {
                     self.speculate(s);
                     continue;
                 }
+                // After a sentence's end the paragraph's spelling check comes soon (its debounce
+                // is shorter than the writer's pause there): the words it will ask about go first.
+                let check_first = self.pace.after_sentence_end();
+                if !check_first {
+                    if let Some(l) = self.letters.take() {
+                        self.letter_ahead(l);
+                        continue;
+                    }
+                }
+                if let Some(c) = self.check_ahead.take() {
+                    match self.pace.fits_after(Work::Check) {
+                        Some(d) if d.is_zero() => {
+                            self.check_ahead(c);
+                            continue;
+                        }
+                        d => {
+                            wait = d;
+                            self.check_ahead = Some(c);
+                        }
+                    }
+                }
                 if let Some(l) = self.letters.take() {
                     self.letter_ahead(l);
                     continue;
                 }
-                if let Some(c) = self.check_ahead.take() {
-                    self.check_ahead(c);
-                    continue;
-                }
             }
             if queue.is_empty() {
-                match rx.recv() {
+                let job = match wait {
+                    Some(d) => match rx.recv_timeout(d) {
+                        Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                        j => j.map_err(|_| ()),
+                    },
+                    None => rx.recv().map_err(|_| ()),
+                };
+                match job {
                     Ok(j) => queue.push_back(j),
-                    Err(_) => return, // every handle dropped: the server is shutting down
+                    Err(()) => return, // every handle dropped: the server is shutting down
                 }
             }
             while let Ok(j) = rx.try_recv() {
@@ -504,30 +523,6 @@ impl Worker {
         }
     }
 
-    /// The writer's usual gap between keystrokes (the median of the recent ones; pauses over two
-    /// seconds are not typing), once there are a few.
-    fn pace_ms(&self) -> Option<f64> {
-        if self.gaps.len() < 4 {
-            return None;
-        }
-        let mut g: Vec<f64> = self.gaps.iter().copied().collect();
-        g.sort_by(f64::total_cmp);
-        Some(g[g.len() / 2])
-    }
-
-    fn note_key(&mut self, doc: &str, now: Instant) {
-        if let Some((d, t)) = &self.last_key {
-            let gap = now.duration_since(*t).as_secs_f64() * 1e3;
-            if d == doc && gap < 2000.0 {
-                self.gaps.push_back(gap);
-                if self.gaps.len() > PACE_GAPS {
-                    self.gaps.pop_front();
-                }
-            }
-        }
-        self.last_key = Some((doc.to_string(), now));
-    }
-
     /// Runs one step of the next letter's search, or of a mark after the word
     /// ([`laya_decide::step_ahead`]), likeliest key first, and leaves the rest for the next idle
     /// moment. It runs only when no job waits, for the same document version, and only when the
@@ -537,12 +532,7 @@ impl Worker {
         if self.versions.get(&l.doc).is_none_or(|v| *v != l.version) || !self.caches.contains_key(&l.doc) {
             return;
         }
-        let due = match (self.pace_ms(), self.step_ms) {
-            (Some(pace), Some(step)) => l.started.elapsed().as_secs_f64() * 1e3 + step <= 0.8 * pace,
-            (Some(_), None) => true,
-            (None, _) => false,
-        };
-        if !due {
+        if !self.pace.fits(Work::Step) {
             self.stats.letter_steps_skipped += l.plan.as_ref().map_or(1, |p| p.len()) as u64;
             return;
         }
@@ -563,8 +553,7 @@ impl Worker {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| laya_decide::step_ahead(&loaded.model, cache, &step)));
         match r {
             Ok(Ok(true)) => {
-                let ms = t.elapsed().as_secs_f64() * 1e3;
-                self.step_ms = Some(self.step_ms.map_or(ms, |s| 0.7 * s + 0.3 * ms));
+                self.pace.note_cost(Work::Step, t.elapsed().as_secs_f64() * 1e3);
                 self.stats.letter_steps += 1;
             }
             Ok(Ok(false)) => {}
@@ -581,8 +570,11 @@ impl Worker {
 
     /// Scores the settled words of the paragraph being typed ([`Speller::check_ahead`]) on a
     /// fork of the document's cache, so that the spelling check after the writer's pause finds
-    /// them scored. It runs only when no job waits, and not for a document that changed
-    /// meanwhile; a suggestion job that arrives stops it after the word it is scoring.
+    /// them scored. It runs only when no job waits, not for a document that changed meanwhile,
+    /// and only while a word's forward (a few rows of several tokens, longer than a letter's
+    /// step) fits before the next key: mostly where the writer stops at the end of a sentence.
+    /// A job that arrives, or the time running out, stops it after the word it is scoring; what
+    /// is left waits for the next moment it fits.
     fn check_ahead(&mut self, c: CheckAhead) {
         if self.versions.get(&c.doc).is_none_or(|v| *v != c.version) {
             return;
@@ -590,13 +582,18 @@ impl Worker {
         let (Some(loaded), Some(speller), Some(d)) = (self.loaded.as_ref(), self.speller.as_ref(), self.caches.get(&c.doc)) else { return };
         let mut fork = d.cache.fork();
         let f0 = loaded.model.forward_count().0;
-        let urgent = self.urgent.clone();
-        let interrupt = move || urgent.load(Ordering::Acquire) > 0;
+        let t = Instant::now();
+        let (urgent, pace) = (&self.urgent, &self.pace);
+        let interrupt = || urgent.load(Ordering::Acquire) > 0 || !pace.fits(Work::Check);
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| speller.check_ahead(&loaded.model, &mut fork, &c.text, c.from, &interrupt)));
-        self.stats.check_ahead_forwards += loaded.model.forward_count().0 - f0;
+        let forwards = loaded.model.forward_count().0 - f0;
+        self.stats.check_ahead_forwards += forwards;
+        if forwards > 0 {
+            self.pace.note_cost(Work::Check, t.elapsed().as_secs_f64() * 1e3 / forwards as f64);
+        }
         match r {
             Ok(Ok(n)) => self.stats.checked_ahead += n as u64,
-            Ok(Err(laya_decide::DecideError::Interrupted)) => {}
+            Ok(Err(laya_decide::DecideError::Interrupted)) => self.check_ahead = Some(c),
             Ok(Err(e)) => tracing::warn!("scoring words ahead of the spelling check failed: {e}"),
             Err(_) => tracing::error!("scoring words ahead of the spelling check panicked"),
         }
@@ -610,14 +607,14 @@ impl Worker {
             Job::Ghost { doc, version, before, after, opts, ahead, check_from, reply, .. } => {
                 fault_point(&before);
                 let started = Instant::now();
-                self.note_key(&doc, started);
+                self.pace.note_key(&doc, &before, started);
                 self.letters = None;
                 // The next key may be one more letter of this word (or the first of the next):
                 // its search's first step is worked out while idle, but for the letter the
                 // shown suggestion goes on with.
                 let letters = |g: Option<&Ghost>| {
                     let skip = g.filter(|g| g.replace == 0).and_then(|g| g.insert.chars().next());
-                    Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, started, plan: None }
+                    Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, plan: None }
                 };
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 // After a word the lexicon knows, a space is a likely next key: its ghost text

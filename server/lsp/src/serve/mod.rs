@@ -6,6 +6,7 @@
 mod backend;
 mod client;
 mod engine;
+mod pace;
 pub mod guard;
 pub mod replay;
 mod settings;
