@@ -675,6 +675,7 @@ impl Worker {
                 self.put_cache(doc, cache);
             }
             Job::Complete { doc, version, before, n, check_from, reply, .. } => {
+                self.pace.note_key(&doc, &before, Instant::now());
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 let mut cache = self.doc_cache(&doc);
                 let r = self.model().and_then(|m| {

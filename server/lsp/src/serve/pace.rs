@@ -31,8 +31,9 @@ pub struct Pace {
     /// Recent gaps (ms) after keys inside a sentence, and after keys that end one.
     within: VecDeque<f64>,
     after_end: VecDeque<f64>,
-    /// The last key: its document, when it came, and whether it ended a sentence.
-    last: Option<(String, Instant, bool)>,
+    /// The last key: its document, when it came, whether it ended a sentence, and a hash of the
+    /// text before the cursor (a client may ask for ghost text and completion items on one key).
+    last: Option<(String, Instant, bool, u64)>,
     step_ms: Option<f64>,
     check_ms: Option<f64>,
 }
@@ -53,9 +54,19 @@ fn median(v: &VecDeque<f64>) -> Option<f64> {
 }
 
 impl Pace {
-    /// A keystroke in `doc`, with `before` the text before the cursor after it.
+    /// A keystroke in `doc`, with `before` the text before the cursor after it; a second request
+    /// for the same text is the same keystroke.
     pub fn note_key(&mut self, doc: &str, before: &str, now: Instant) {
-        if let Some((d, t, end)) = &self.last {
+        let text = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            before.hash(&mut h);
+            h.finish()
+        };
+        if self.last.as_ref().is_some_and(|(d, _, _, t)| d == doc && *t == text) {
+            return;
+        }
+        if let Some((d, t, end, _)) = &self.last {
             let gap = now.duration_since(*t).as_secs_f64() * 1e3;
             if d == doc && gap < PAUSE_MS {
                 let gaps = if *end { &mut self.after_end } else { &mut self.within };
@@ -65,14 +76,14 @@ impl Pace {
                 }
             }
         }
-        self.last = Some((doc.to_string(), now, ends_sentence(before)));
+        self.last = Some((doc.to_string(), now, ends_sentence(before), text));
     }
 
     /// The usual gap after the last key (ms): the median of recent gaps of its kind. After the
     /// end of a sentence with too few such gaps seen yet, [`SENTENCE_PAUSE_MS`] or the gap
     /// within a sentence if that is longer.
     fn expected_gap(&self) -> Option<f64> {
-        let (_, _, end) = self.last.as_ref()?;
+        let (_, _, end, _) = self.last.as_ref()?;
         let within = median(&self.within)?;
         Some(if *end { median(&self.after_end).unwrap_or(within.max(SENTENCE_PAUSE_MS)) } else { within })
     }
@@ -87,7 +98,7 @@ impl Pace {
     /// work whose cost is not known yet runs once, to learn it; work that does not fit waits
     /// until the gap has run twice its usual length (the writer has paused).
     pub fn fits_after(&self, w: Work) -> Option<Duration> {
-        let (Some((_, at, _)), Some(gap)) = (&self.last, self.expected_gap()) else { return None };
+        let (Some((_, at, _, _)), Some(gap)) = (&self.last, self.expected_gap()) else { return None };
         let since = at.elapsed().as_secs_f64() * 1e3;
         let cost = match w {
             Work::Step => self.step_ms,
@@ -152,7 +163,7 @@ mod tests {
     #[test]
     fn a_late_key_means_a_pause() {
         let mut p = Pace::default();
-        let keys: Vec<(&str, f64)> = (0..8).map(|_| ("It rains", 100.0)).collect();
+        let keys: Vec<(&str, f64)> = ["I", "It", "It ", "It r", "It ra", "It rai", "It rain", "It rains"].iter().map(|t| (*t, 100.0)).collect();
         typed(&mut p, &keys);
         p.note_cost(Work::Check, 90.0);
         assert!(!p.fits(Work::Check));
@@ -163,6 +174,17 @@ mod tests {
         // No sentence has ended yet: the pause after one is guessed, not taken for a typing gap.
         p.note_key("doc", "It rains.", Instant::now());
         assert!(p.fits(Work::Check));
+    }
+
+    #[test]
+    fn ghost_text_and_completion_items_for_one_key_are_one_gap() {
+        let mut p = Pace::default();
+        let keys: Vec<(&str, f64)> = ["I", "It", "It ", "It r", "It ra", "It rai"].iter().map(|t| (*t, 100.0)).collect();
+        typed(&mut p, &keys);
+        let at = p.last.as_ref().unwrap().1;
+        p.note_key("doc", "It rai", Instant::now());
+        assert_eq!(p.last.as_ref().unwrap().1, at);
+        assert_eq!(p.expected_gap(), Some(100.0));
     }
 
     #[test]
