@@ -6,7 +6,7 @@ use laya_decide::{SuggestionKind, Vocab};
 use laya_model::KvCache;
 use serde_json::json;
 
-use super::{load_model, ms, out, visible};
+use super::{load_model, ms, out, prob, visible};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             SuggestionKind::CompleteWord => "complete-word",
             SuggestionKind::NextWord => "next-word",
         };
-        out(&format!("{:>4}  {:>6.3}  {:<13}  \"{}\"", i + 1, s.logprob.exp(), kind, visible(&s.insert)))?;
+        out(&format!("{:>4}  {:>6}  {:<13}  \"{}\"", i + 1, prob(s.logprob.exp()), kind, visible(&s.insert)))?;
     }
     if suggestions.is_empty() {
         out("(no suggestion)")?;

@@ -38,9 +38,35 @@ pub fn out(s: &str) -> anyhow::Result<()> {
     }
 }
 
-/// `text` with control characters made visible, for one-line display.
+/// `text` for one-line display between double quotes: control and invisible characters, the
+/// double quote and the backslash escaped; an apostrophe stays as typed ("il's", not "il\'s").
 pub fn visible(text: &str) -> String {
-    text.escape_debug().to_string()
+    text.chars().map(|c| if c == '\'' { "'".to_string() } else { c.escape_debug().to_string() }).collect()
+}
+
+/// A probability in six columns: three decimals, or "<0.001" rather than a bare 0.000.
+pub fn prob(p: f32) -> String {
+    if p > 0.0 && p < 0.0005 { "<0.001".into() } else { format!("{p:.3}") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visible_escapes_what_would_break_the_line_or_the_quotes_and_nothing_else() {
+        assert_eq!(visible("il's"), "il's");
+        assert_eq!(visible("il\u{2019}s"), "il\u{2019}s");
+        assert_eq!(visible(" \"a\"\n\tb\\"), " \\\"a\\\"\\n\\tb\\\\");
+        assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
+    }
+
+    #[test]
+    fn tiny_probabilities_do_not_read_as_zero() {
+        assert_eq!(prob(0.526), "0.526");
+        assert_eq!(prob(0.0001), "<0.001");
+        assert_eq!(prob(0.0), "0.000");
+    }
 }
 
 /// p50/p95/p99 (nearest rank) and the count of latency samples, as `laya eval` and the replay report them.
