@@ -348,6 +348,13 @@ fn context(c: &Common) -> anyhow::Result<Value> {
     let mut alarm_kinds: std::collections::BTreeMap<&str, usize> = Default::default();
     let mut by_source: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     let kind_name = |k: IssueKind| if k == IssueKind::RealWord { "real_word" } else { "misspelling" };
+    // The first 20 false alarms, and every real-word one: those are rare, and they are what a
+    // change to the confusion sets or their margin moves.
+    let keep_example = |alarms: &mut Vec<Value>, i: &laya_decide::Issue| {
+        if alarms.len() < 20 || i.kind == IssueKind::RealWord {
+            alarms.push(json!({"word": i.word, "kind": kind_name(i.kind), "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
+        }
+    };
     for case in &cases {
         let mut cache = KvCache::new();
         let counts = laya_decide::word_counts(&case.text);
@@ -373,9 +380,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
                 for i in issues.iter().filter(|i| !(i.start < *e && *s < i.end)) {
                     false_alarms += 1;
                     *alarm_kinds.entry(kind_name(i.kind)).or_default() += 1;
-                    if alarms.len() < 20 {
-                        alarms.push(json!({"word": i.word, "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
-                    }
+                    keep_example(&mut alarms, i);
                 }
             }
             None => {
@@ -383,9 +388,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
                 false_alarms += issues.len();
                 for i in &issues {
                     *alarm_kinds.entry(kind_name(i.kind)).or_default() += 1;
-                    if alarms.len() < 20 {
-                        alarms.push(json!({"word": i.word, "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
-                    }
+                    keep_example(&mut alarms, i);
                 }
             }
         }
