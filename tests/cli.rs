@@ -176,6 +176,26 @@ fn check_finds_a_misspelling_and_a_confused_word() {
 }
 
 #[test]
+fn check_catches_the_everyday_slips_and_leaves_their_right_uses_alone() {
+    for (text, slip) in [
+        ("I think its going to rain.", ("its", "it's")),
+        ("I hope their going to the park.", ("their", "they're")),
+        ("I think your right about this.", ("your", "you're")),
+    ] {
+        let v = json(&["check", "--json", text]);
+        let flagged: Vec<(&str, &str)> =
+            v["issues"].as_array().unwrap().iter().map(|i| (i["word"].as_str().unwrap(), i["suggestions"][0].as_str().unwrap())).collect();
+        assert_eq!(flagged, [slip], "{v}");
+    }
+    let v = json(&["check", "--json", "It's going to rain on their picnic. You're welcome to bring your dog; its bark is worse than its bite."]);
+    assert_eq!(v["issues"], serde_json::json!([]), "right uses are left alone: {v}");
+    // The first word has nothing before it to judge it by: a rarer word of a set is not a slip
+    // for being rarer.
+    let v = json(&["check", "--json", "Thorough work pays. Witch hunts were common."]);
+    assert_eq!(v["issues"], serde_json::json!([]), "{v}");
+}
+
+#[test]
 fn eval_reports_well_formed_numbers_on_the_samples() {
     let v = json_any(&["eval", "typos", "--json", &data("typos-sample.tsv")]);
     assert_eq!(v["pairs"], 60, "{v}");

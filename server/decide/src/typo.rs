@@ -22,7 +22,8 @@ const CONTEXT_CANDIDATES: usize = 10;
 /// Words of right context appended to every candidate.
 const RIGHT_WORDS: usize = 4;
 
-/// Real-word confusions: each word of a set may have been meant as any other.
+/// Real-word confusions: each word of a set may have been meant as any other. The first
+/// COMMON_SETS are the slips writers make all the time; the rest are rarer.
 const CONFUSION_SETS: &[&[&str]] = &[
     &["their", "there", "they're"],
     &["then", "than"],
@@ -33,7 +34,7 @@ const CONFUSION_SETS: &[&[&str]] = &[
     &["loose", "lose"],
     &["affect", "effect"],
     &["accept", "except"],
-    &["to", "too"],
+    &["to", "too", "two"],
     &["lead", "led"],
     &["quite", "quiet"],
     &["weather", "whether"],
@@ -75,11 +76,67 @@ const CONFUSION_SETS: &[&[&str]] = &[
     &["sense", "since"],
     &["threw", "through"],
     &["waist", "waste"],
+    &["which", "witch"],
+    &["though", "thought"],
+    &["wander", "wonder"],
+    &["poor", "pour", "pore"],
+    &["course", "coarse"],
+    &["access", "excess"],
+    &["role", "roll"],
+    &["later", "latter"],
+    &["allowed", "aloud"],
+    &["decent", "descent"],
+    &["ensure", "insure"],
+    &["below", "bellow"],
+    &["plain", "plane"],
+    &["bare", "bear"],
+    &["wait", "weight"],
+    &["tail", "tale"],
+    &["sole", "soul"],
+    &["meat", "meet"],
+    &["board", "bored"],
+    &["lesson", "lessen"],
+    &["conscience", "conscious"],
+    &["precede", "proceed"],
+    &["eminent", "imminent"],
+    &["male", "mail"],
+    &["flour", "flower"],
+    &["morning", "mourning"],
+    &["patience", "patients"],
+    &["presence", "presents"],
+    &["idle", "idol"],
+    &["dairy", "diary"],
+    &["angel", "angle"],
+    &["casual", "causal"],
+    &["moral", "morale"],
+    &["trail", "trial"],
+    &["cloths", "clothes"],
+    &["envelop", "envelope"],
+    &["device", "devise"],
+    &["assent", "ascent"],
+    &["hanger", "hangar"],
+    &["rain", "reign", "rein"],
 ];
 
 /// How sure the model must be before a correct-looking word is flagged: the best alternative's
 /// log-probability (with the text after it) must beat the word's by this many nats.
-const REAL_WORD_MARGIN: f32 = 4.0;
+/// Overridable with LAYA_REAL_WORD_MARGIN (for `laya eval context`).
+fn real_word_margin() -> f32 {
+    static N: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::env::var("LAYA_REAL_WORD_MARGIN").ok().and_then(|v| v.parse().ok()).unwrap_or(4.0))
+}
+
+/// How many of CONFUSION_SETS, from the top, are common slips.
+const COMMON_SETS: usize = 5;
+
+/// Nats taken off the margin between two words of a common set: a writer who typed "their"
+/// meant "they're" far more often than one who typed "angel" meant "angle", so less evidence
+/// from the model is needed (the prior of a noisy channel). Overridable with
+/// LAYA_COMMON_PRIOR_NATS (for `laya eval context`).
+fn common_prior_nats() -> f32 {
+    static N: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
+    *N.get_or_init(|| std::env::var("LAYA_COMMON_PRIOR_NATS").ok().and_then(|v| v.parse().ok()).unwrap_or(1.5))
+}
 
 /// A correct-looking word is not scored against its alternatives when, right after the text
 /// before it, its first token is already this many nats likelier than every alternative's:
@@ -129,6 +186,8 @@ pub struct Issue {
 pub struct Speller {
     lexicon: Lexicon,
     confusions: HashMap<&'static str, Vec<&'static str>>,
+    /// (typed, meant) pairs of the common sets, lower case.
+    common: HashSet<(String, String)>,
     user: HashSet<String>,
     /// Scores of candidates already ranked in the very same context (model, text before the
     /// word, candidates, text after it): re-checking an edited paragraph re-scores only the
@@ -142,13 +201,17 @@ const MEMO_MAX: usize = 8192;
 impl Speller {
     pub fn new(lexicon: Lexicon) -> Self {
         let mut confusions: HashMap<&'static str, Vec<&'static str>> = HashMap::new();
-        for set in CONFUSION_SETS {
+        let mut common = HashSet::new();
+        for (k, set) in CONFUSION_SETS.iter().enumerate() {
             for w in set.iter() {
                 let others = set.iter().copied().filter(|o| o != w && !o.contains(' '));
+                if k < COMMON_SETS {
+                    common.extend(others.clone().map(|o| (w.to_string(), o.to_string())));
+                }
                 confusions.entry(w).or_default().extend(others);
             }
         }
-        Self { lexicon, confusions, user: HashSet::new(), memo: Default::default() }
+        Self { lexicon, confusions, common, user: HashSet::new(), memo: Default::default() }
     }
 
     pub fn lexicon(&self) -> &Lexicon {
@@ -263,7 +326,10 @@ impl Speller {
                 cands.push((word.to_string(), 0.0));
                 (IssueKind::Misspelling, cands, None)
             } else {
-                if !with_model {
+                // Without a model, or with nothing before the word to judge it by (the first
+                // word of a document), a real word stands: the lexicon's counts alone would call
+                // every rarer word of a set a slip ("Thorough work pays." -> "Through").
+                if !with_model || text[..start].trim().is_empty() {
                     continue;
                 }
                 let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
@@ -378,7 +444,9 @@ impl Speller {
             }
             IssueKind::RealWord => {
                 let best = scored.first()?;
-                if best.word == word || best.score - own < REAL_WORD_MARGIN {
+                let common = self.common.contains(&(word.to_lowercase(), best.word.to_lowercase()));
+                let margin = real_word_margin() - if common { common_prior_nats() } else { 0.0 };
+                if best.word == word || best.score - own < margin {
                     return None;
                 }
                 issue(IssueKind::RealWord, scored.into_iter().filter(|c| c.word != word).collect())
