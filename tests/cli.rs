@@ -196,6 +196,33 @@ fn check_catches_the_everyday_slips_and_leaves_their_right_uses_alone() {
 }
 
 #[test]
+fn check_takes_a_whole_file_longer_than_the_model_can_read_at_once() {
+    // 45 KB of Alice (11,000 tokens; the model reads 8,192): checked a stretch at a time, with
+    // the offsets of the whole text. It used to fail with "tokens exceed the model's context".
+    let alice = std::fs::read_to_string(format!("{}/../../data/dev/prose/fiction-alice.txt", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let text = format!("It was a seperate matter.\n\n{}\n\nShe would recieve the letter tomorrow.\n", alice.trim_end());
+    let path = std::env::temp_dir().join(format!("laya-check-long-{}.txt", std::process::id()));
+    std::fs::write(&path, &text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_laya")).args(["check", "--json", "-"]).stdin(std::fs::File::open(&path).unwrap()).output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let found: Vec<(&str, usize, &str)> = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| (i["word"].as_str().unwrap(), i["start"].as_u64().unwrap() as usize, i["suggestions"][0].as_str().unwrap_or("")))
+        .collect();
+    // Carroll's own odd words ("skurried", "arrum") are flagged in between; every offset is
+    // the word's in the whole text.
+    assert_eq!(found.first(), Some(&("seperate", text.find("seperate").unwrap(), "separate")), "{v}");
+    assert_eq!(found.last(), Some(&("recieve", text.find("recieve").unwrap(), "receive")), "{v}");
+    for (word, start, _) in &found {
+        assert_eq!(&text[*start..*start + word.len()], *word);
+    }
+}
+
+#[test]
 fn eval_reports_well_formed_numbers_on_the_samples() {
     let v = json_any(&["eval", "typos", "--json", &data("typos-sample.tsv")]);
     assert_eq!(v["pairs"], 60, "{v}");

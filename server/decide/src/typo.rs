@@ -357,21 +357,44 @@ impl Speller {
     }
 
     /// Each ask's candidates scored in context, best first (from the memo where it was asked
-    /// before in the very same context), and how many were not in the memo.
+    /// before in the very same context), and how many were not in the memo. A long text is
+    /// scored a stretch at a time (see [`stretch_bases`]), so no prefill outgrows the model.
     fn score_asks(&self, model: &Model, cache: &mut KvCache, text: &str, asks: &[Ask], interrupt: &dyn Fn() -> bool) -> Result<(Vec<Vec<Correction>>, usize)> {
+        let bases = stretch_bases(text, asks, stretch_bytes(model));
         let mut out: Vec<Option<Vec<Correction>>> = vec![None; asks.len()];
-        let mut todo = Vec::new(); // (ask, memo key, lead, left ids)
+        let mut todo = Vec::new(); // (ask, memo key, lead, left: the text from its base)
         for (k, ask) in asks.iter().enumerate() {
-            let (lead, left) = split_lead(&text[..ask.start]);
+            let (lead, left) = split_lead(&text[bases[k]..ask.start]);
             let key = self.memo_key(model, lead, left, ask);
             match self.memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
                 Some(hit) => out[k] = Some(hit),
                 None => todo.push((k, key, lead, left)),
             }
         }
-        if todo.is_empty() {
-            return Ok((out.into_iter().map(Option::unwrap_or_default).collect(), 0));
+        let computed = todo.len();
+        while !todo.is_empty() {
+            let base = bases[todo[0].0];
+            let n = todo.iter().take_while(|t| bases[t.0] == base).count();
+            let stretch: Vec<_> = todo.drain(..n).collect();
+            self.score_stretch(model, cache, &text[base..], base, asks, &stretch, &mut out, interrupt)?;
         }
+        Ok((out.into_iter().map(Option::unwrap_or_default).collect(), computed))
+    }
+
+    /// Scores the asks of one stretch, all of whose words have their context in `text` (the
+    /// text from `base` on), into `out` and the memo.
+    #[allow(clippy::too_many_arguments)]
+    fn score_stretch(
+        &self,
+        model: &Model,
+        cache: &mut KvCache,
+        text: &str,
+        base: usize,
+        asks: &[Ask],
+        todo: &[(usize, u64, &str, &str)],
+        out: &mut [Option<Vec<Correction>>],
+        interrupt: &dyn Fn() -> bool,
+    ) -> Result<()> {
         if interrupt() {
             return Err(DecideError::Interrupted);
         }
@@ -379,7 +402,7 @@ impl Speller {
         // One prefill, up to the end of the last word asked about and the text after it; every
         // word's context is a prefix of it (subword tokens carry their leading space, so text
         // cut before a space tokenizes as a prefix of the longer text: checked, not assumed).
-        let upto = todo.iter().map(|t| asks[t.0].end + asks[t.0].right.len()).max().unwrap_or(0);
+        let upto = todo.iter().map(|t| asks[t.0].end + asks[t.0].right.len() - base).max().unwrap_or(0);
         let full = model.tokenizer.encode(&text[..upto])?;
         let shared = ids.iter().any(|v| !v.is_empty()) && ids.iter().all(|v| full.starts_with(v));
         let mut forks = if shared {
@@ -418,7 +441,7 @@ impl Speller {
             }
             out[*k] = Some(scored);
         }
-        Ok((out.into_iter().map(Option::unwrap_or_default).collect(), todo.len()))
+        Ok(())
     }
 
     /// What an ask's scores say: an issue, or none.
@@ -569,6 +592,55 @@ struct Ask<'a> {
     uncontested: Option<f32>,
 }
 
+/// How many bytes of text one stretch of a check may prefill: a quarter of the model's context
+/// even at a token per byte (text the tokenizer cannot merge), and at most 6,000.
+fn stretch_bytes(model: &Model) -> usize {
+    (model.config.context_len / 4).clamp(256, 6000)
+}
+
+/// Where each ask's context starts. A text whose asks end (with the words after them) within
+/// `limit` bytes is one stretch from its start, as it always was. A longer one (a whole file to
+/// `laya check`) is cut into stretches: each starts at the beginning of a sentence up to a
+/// quarter of `limit` before its first word, and takes the asks that end within `limit` of it.
+fn stretch_bases(text: &str, asks: &[Ask], limit: usize) -> Vec<usize> {
+    let reach = |a: &Ask| a.end + a.right.len();
+    if asks.last().is_none_or(|a| reach(a) <= limit) {
+        return vec![0; asks.len()];
+    }
+    let mut base = 0;
+    asks.iter()
+        .map(|a| {
+            if reach(a) - base > limit {
+                base = window_start(text, a.start, limit / 4);
+            }
+            base
+        })
+        .collect()
+}
+
+/// A place at most `max` bytes before `at` (and before it, where `at` > 0) to start a word's
+/// context: the start of a sentence or line if there is one in reach, else of a word.
+fn window_start(text: &str, at: usize, max: usize) -> usize {
+    let mut from = at.saturating_sub(max);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let reach = &text[from..at];
+    let starts = |sentence: bool| {
+        reach.char_indices().find(|&(i, c)| {
+            let before = &reach[..i];
+            let after_space = before.ends_with(char::is_whitespace);
+            !c.is_whitespace()
+                && i > 0
+                && if sentence { before.ends_with('\n') || (after_space && before.trim_end().ends_with(['.', '!', '?'])) } else { after_space }
+        })
+    };
+    match starts(true).or_else(|| starts(false)) {
+        Some((i, _)) if from > 0 => from + i,
+        _ => from,
+    }
+}
+
 /// Splits the text before a word into the context and the whitespace that leads the word:
 /// subword tokens carry their leading space (" word"), so the space goes with the candidates.
 fn split_lead(left: &str) -> (&str, &str) {
@@ -622,6 +694,32 @@ mod tests {
         assert_eq!(split_lead("I went to "), (" ", "I went to"));
         assert_eq!(split_lead("(x"), ("", "(x"));
         assert_eq!(split_lead(""), ("", ""));
+    }
+
+    #[test]
+    fn a_long_text_is_scored_a_stretch_at_a_time_from_sentence_starts() {
+        let text = "First one here. Second one. Third line\nfourth part is long";
+        let at = text.find("long").unwrap();
+        // The start of a sentence or line in reach, never the word itself.
+        assert_eq!(&text[window_start(text, at, 20)..at], "fourth part is ");
+        assert_eq!(&text[window_start(text, at, 30)..at], "Third line\nfourth part is ", "the earliest: the most context");
+        assert_eq!(&text[window_start(text, at, 50)..at], "Second one. Third line\nfourth part is ");
+        assert_eq!(window_start(text, at, 500), 0, "all of it is in reach");
+        // No sentence start in reach: the start of a word; not even that: the reach itself.
+        assert_eq!(&text[window_start(text, at, 12)..at], "part is ");
+        let word = "x".repeat(40);
+        assert_eq!(window_start(&format!("{word} y"), 41, 10), 31);
+        assert_eq!(window_start("ééééé y", 11, 3), 8, "on a character boundary");
+
+        let ask = |start: usize, end: usize| Ask { start, end, kind: IssueKind::RealWord, cands: vec![], own: 0, right: "", uncontested: None };
+        let asks: Vec<Ask> = [(0, 5), (16, 22), (28, 33), (39, 45)].iter().map(|&(s, e)| ask(s, e)).collect();
+        assert_eq!(stretch_bases(text, &asks, 100), [0, 0, 0, 0], "a short text is one stretch, as before");
+        let bases = stretch_bases(text, &asks, 24);
+        assert_eq!(bases, [0, 0, 23, 23]);
+        for (a, &b) in asks.iter().zip(&bases) {
+            assert!(b < a.start || a.start == 0, "{b} {}", a.start);
+            assert!(a.end - b <= 24, "an ask ends beyond its stretch");
+        }
     }
 
     #[test]
