@@ -181,6 +181,8 @@ fn check_catches_the_everyday_slips_and_leaves_their_right_uses_alone() {
         ("I think its going to rain.", ("its", "it's")),
         ("I hope their going to the park.", ("their", "they're")),
         ("I think your right about this.", ("your", "you're")),
+        // The first word is read as the start of a paragraph.
+        ("Your welcome.", ("Your", "You're")),
     ] {
         let v = json(&["check", "--json", text]);
         let flagged: Vec<(&str, &str)> =
@@ -189,8 +191,7 @@ fn check_catches_the_everyday_slips_and_leaves_their_right_uses_alone() {
     }
     let v = json(&["check", "--json", "It's going to rain on their picnic. You're welcome to bring your dog; its bark is worse than its bite."]);
     assert_eq!(v["issues"], serde_json::json!([]), "right uses are left alone: {v}");
-    // The first word has nothing before it to judge it by: a rarer word of a set is not a slip
-    // for being rarer.
+    // A rarer word of a set is not a slip for being rarer, first word or not.
     let v = json(&["check", "--json", "Thorough work pays. Witch hunts were common."]);
     assert_eq!(v["issues"], serde_json::json!([]), "{v}");
 }

@@ -326,10 +326,7 @@ impl Speller {
                 cands.push((word.to_string(), 0.0));
                 (IssueKind::Misspelling, cands, None)
             } else {
-                // Without a model, or with nothing before the word to judge it by (the first
-                // word of a document), a real word stands: the lexicon's counts alone would call
-                // every rarer word of a set a slip ("Thorough work pays." -> "Through").
-                if !with_model || text[..start].trim().is_empty() {
+                if !with_model {
                     continue;
                 }
                 let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
@@ -418,16 +415,19 @@ impl Speller {
         };
         for (j, (k, key, lead, _)) in todo.iter().enumerate() {
             let ask = &asks[*k];
-            if ids[j].is_empty() {
-                // Nothing before the word to condition on: rank on its own.
-                out[*k] = Some(self.rank_alone(&ask.cands));
-                continue;
-            }
             if j > 0 && interrupt() {
                 return Err(DecideError::Interrupted);
             }
             let scored = match forks[j].as_mut() {
                 Some(fork) => self.in_context(model, fork, Some((&*cache, &full[ids[j].len()..])), lead, ask)?,
+                None if ids[j].is_empty() => {
+                    // Nothing before the word (the first of a document): read as a paragraph's
+                    // start, on a cache of its own. The lexicon's counts alone would call every
+                    // rarer word of a set a slip ("Thorough work pays." -> "Through").
+                    let mut start = KvCache::new();
+                    model.prefill(&mut start, &model.tokenizer.encode_prefix(PARAGRAPH)?)?;
+                    self.in_context(model, &mut start, None, lead, ask)?
+                }
                 None => {
                     model.prefill(cache, &ids[j])?;
                     self.in_context(model, cache, None, lead, ask)?
@@ -516,16 +516,6 @@ impl Speller {
         h.finish()
     }
 
-    /// Candidates ranked on their own (no text before them): prior and edit cost.
-    fn rank_alone(&self, cands: &[(String, f32)]) -> Vec<Correction> {
-        let mut out: Vec<Correction> = cands
-            .iter()
-            .map(|(w, cost)| Correction { word: w.clone(), score: self.lexicon.log_prior(w).unwrap_or(-30.0) - LAMBDA_ALONE * cost })
-            .collect();
-        out.sort_by(|a, b| b.score.total_cmp(&a.score));
-        out
-    }
-
     /// Scores an ask's candidates (word, edit cost) as the word after what `cache` holds (its
     /// context, with the next-token log-probs), each after `lead` and followed by its right
     /// context; best first. With `uncontested`: when the first candidate's first token leads
@@ -591,6 +581,9 @@ struct Ask<'a> {
     /// For a correct-looking word: see [`uncontested_nats`].
     uncontested: Option<f32>,
 }
+
+/// The context of a word with nothing before it: the start of a paragraph.
+const PARAGRAPH: &str = "\n\n";
 
 /// How many bytes of text one stretch of a check may prefill: a quarter of the model's context
 /// even at a token per byte (text the tokenizer cannot merge), and at most 6,000.
