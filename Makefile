@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref bench-peers build demo test bench stress clean lexicon extension-zed extension-vscode
+.PHONY: all bootstrap model pyref bench-peers build demo test lint bench stress clean lexicon extension-zed extension-vscode
 
 all: build
 
@@ -39,6 +39,11 @@ test: build pyref bench-peers
 	$(CARGO) test --release --locked --workspace
 	@scripts/test-zed-extension.sh
 	@scripts/test-vscode-extension.sh
+
+# Clippy over every crate and target, warnings as errors (not part of `make test`: a newer
+# toolchain's new lints should not fail a build).
+lint: bootstrap
+	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 # The VS Code extension: build and package the .vsix, then the real-editor test (code-server in
 # headless chromium; screenshots in target/vscode-test-artifacts/).

@@ -68,13 +68,15 @@ impl ModelConfig {
         if self.n_layers == 0 || self.hidden == 0 || self.n_heads == 0 || self.vocab == 0 {
             return bad(format!("empty dimensions: {self:?}"));
         }
-        if self.n_kv_heads == 0 || self.n_heads % self.n_kv_heads != 0 {
+        if self.n_kv_heads == 0 || !self.n_heads.is_multiple_of(self.n_kv_heads) {
             return bad(format!("{} attention heads cannot share {} key/value heads", self.n_heads, self.n_kv_heads));
         }
-        if self.head_dim == 0 || self.head_dim % 2 != 0 {
+        if self.head_dim == 0 || !self.head_dim.is_multiple_of(2) {
             return bad(format!("head dimension {} must be even", self.head_dim));
         }
-        if !(self.rms_eps > 0.0 && self.rms_eps < 1.0) || !(self.rope.base > 1.0) {
+        // Written so that NaN fails too.
+        let in_range = self.rms_eps > 0.0 && self.rms_eps < 1.0 && self.rope.base > 1.0;
+        if !in_range {
             return bad(format!("rms eps {} / rope base {} out of range", self.rms_eps, self.rope.base));
         }
         Ok(self)

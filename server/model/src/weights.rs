@@ -27,6 +27,9 @@ enum LinearKind {
     Dense { w: Array },
 }
 
+/// A quantized map's parts as Laya's CPU kernels take them: (w, scales, biases, group, bits, bias).
+pub(crate) type LayaParts<'a> = (&'a Array, &'a Array, &'a Array, i32, i32, Option<&'a Array>);
+
 impl Linear {
     /// x: [..., in] -> [..., out]
     pub(crate) fn apply(&self, x: &Array) -> Result<Array> {
@@ -46,7 +49,7 @@ impl Linear {
     }
 
     /// (w, scales, biases, group, bits, bias) when this map runs on Laya's CPU kernels.
-    pub(crate) fn laya_parts(&self) -> Option<(&Array, &Array, &Array, i32, i32, Option<&Array>)> {
+    pub(crate) fn laya_parts(&self) -> Option<LayaParts<'_>> {
         match &self.kind {
             LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true } => {
                 Some((w, scales, biases, *group_size, *bits, self.bias.as_ref()))

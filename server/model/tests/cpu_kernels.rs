@@ -29,12 +29,12 @@ fn check_with(x: &Array, n: i32, group: i32, bits: i32, key: &Array, q16_share: 
     let ours = cpu_kernels::quantized_matmul(x, &wq, &scales, &biases, group, bits).unwrap();
     assert_eq!(ours.shape(), &[m, n]);
     let deq = ops::dequantize(&wq, &scales, &biases, group, bits).unwrap();
-    let mag = ops::matmul(&x.abs().unwrap(), &deq.abs().unwrap().t()).unwrap();
+    let mag = ops::matmul(x.abs().unwrap(), deq.abs().unwrap().t()).unwrap();
     // The 16-bit step: sum over 32-blocks of max|x_block| / 65534 * sum over the block of |w - bias|.
     let step = x.abs().unwrap().reshape(&[m, k / 32, 32]).unwrap().max_axis(-1, None).unwrap() / 65534.0f32;
     let bias_each = ops::repeat_axis::<f32>(biases.clone(), group, 1).unwrap();
     let int_part = deq.subtract(&bias_each).unwrap().abs().unwrap().reshape(&[n, k / 32, 32]).unwrap().sum_axis(-1, None).unwrap();
-    let q16 = ops::matmul(&step, &int_part.t()).unwrap();
+    let q16 = ops::matmul(&step, int_part.t()).unwrap();
     mlx_rs::transforms::eval([&mlx, &ours, &mag, &q16]).unwrap();
     let (a, b, mag, q16) = (mlx.as_slice::<f32>(), ours.as_slice::<f32>(), mag.as_slice::<f32>(), q16.as_slice::<f32>());
     let scale = 1e-5 * (k as f32).sqrt() / 4.0;

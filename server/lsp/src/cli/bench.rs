@@ -319,7 +319,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return replay(&args);
     }
     let (reps, warmup) = match (args.reps, args.quick) {
-        (Some(r), _) if r == 0 => bail!("--reps must be at least 1"),
+        (Some(0), _) => bail!("--reps must be at least 1"),
         (Some(r), q) => (r, if q { 1 } else { 3 }),
         (None, true) => (3, 1),
         (None, false) => (30, 3),

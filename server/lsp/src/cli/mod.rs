@@ -49,26 +49,6 @@ pub fn prob(p: f32) -> String {
     if p > 0.0 && p < 0.0005 { "<0.001".into() } else { format!("{p:.3}") }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn visible_escapes_what_would_break_the_line_or_the_quotes_and_nothing_else() {
-        assert_eq!(visible("il's"), "il's");
-        assert_eq!(visible("il\u{2019}s"), "il\u{2019}s");
-        assert_eq!(visible(" \"a\"\n\tb\\"), " \\\"a\\\"\\n\\tb\\\\");
-        assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
-    }
-
-    #[test]
-    fn tiny_probabilities_do_not_read_as_zero() {
-        assert_eq!(prob(0.526), "0.526");
-        assert_eq!(prob(0.0001), "<0.001");
-        assert_eq!(prob(0.0), "0.000");
-    }
-}
-
 /// p50/p95/p99 (nearest rank) and the count of latency samples, as `laya eval` and the replay report them.
 pub fn percentiles(mut v: Vec<f64>) -> serde_json::Value {
     v.sort_by(f64::total_cmp);
@@ -97,4 +77,24 @@ fn status_bytes(field: &str) -> Option<u64> {
 /// The machine's 1, 5 and 15-minute load averages (Linux), for reports measured on shared machines.
 pub fn load_average() -> Option<String> {
     std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn visible_escapes_what_would_break_the_line_or_the_quotes_and_nothing_else() {
+        assert_eq!(visible("il's"), "il's");
+        assert_eq!(visible("il\u{2019}s"), "il\u{2019}s");
+        assert_eq!(visible(" \"a\"\n\tb\\"), " \\\"a\\\"\\n\\tb\\\\");
+        assert_eq!(visible("a\u{200b}b"), "a\\u{200b}b");
+    }
+
+    #[test]
+    fn tiny_probabilities_do_not_read_as_zero() {
+        assert_eq!(prob(0.526), "0.526");
+        assert_eq!(prob(0.0001), "<0.001");
+        assert_eq!(prob(0.0), "0.000");
+    }
 }
