@@ -4,6 +4,7 @@
 //! after it appended to each candidate).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 use laya_model::{KvCache, Model};
 use laya_text::{prose_mask, words};
@@ -122,8 +123,8 @@ const CONFUSION_SETS: &[&[&str]] = &[
 /// log-probability (with the text after it) must beat the word's by this many nats.
 /// Overridable with LAYA_REAL_WORD_MARGIN (for `laya eval context`).
 fn real_word_margin() -> f32 {
-    static N: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::env::var("LAYA_REAL_WORD_MARGIN").ok().and_then(|v| v.parse().ok()).unwrap_or(4.0))
+    static N: OnceLock<f32> = OnceLock::new();
+    tunable(&N, "LAYA_REAL_WORD_MARGIN", 4.0)
 }
 
 /// How many of CONFUSION_SETS, from the top, are common slips.
@@ -134,8 +135,14 @@ const COMMON_SETS: usize = 5;
 /// from the model is needed (the prior of a noisy channel). Overridable with
 /// LAYA_COMMON_PRIOR_NATS (for `laya eval context`).
 fn common_prior_nats() -> f32 {
-    static N: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::env::var("LAYA_COMMON_PRIOR_NATS").ok().and_then(|v| v.parse().ok()).unwrap_or(1.5))
+    static N: OnceLock<f32> = OnceLock::new();
+    tunable(&N, "LAYA_COMMON_PRIOR_NATS", 1.5)
+}
+
+/// Whether `typed` for `meant` is one of the common slips (both words of one of the first
+/// COMMON_SETS; lower case).
+fn common_slip(typed: &str, meant: &str) -> bool {
+    CONFUSION_SETS[..COMMON_SETS].iter().any(|set| set.contains(&typed) && set.contains(&meant))
 }
 
 /// A correct-looking word is not scored against its alternatives when, right after the text
@@ -145,8 +152,14 @@ fn common_prior_nats() -> f32 {
 /// of a re-check's time ("to", "of", "and" are in confusion sets). Overridable with
 /// LAYA_CONTESTED_NATS (for `laya eval context`); infinite turns the shortcut off.
 fn uncontested_nats() -> f32 {
-    static N: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
-    *N.get_or_init(|| std::env::var("LAYA_CONTESTED_NATS").ok().and_then(|v| v.parse().ok()).unwrap_or(8.0))
+    static N: OnceLock<f32> = OnceLock::new();
+    tunable(&N, "LAYA_CONTESTED_NATS", 8.0)
+}
+
+/// A threshold read once from the environment variable `var` (for `laya eval context`), else
+/// `default`.
+fn tunable(cell: &'static OnceLock<f32>, var: &str, default: f32) -> f32 {
+    *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default))
 }
 
 /// How much better (nats) the likeliest near word must explain the text than a word missing
@@ -186,8 +199,6 @@ pub struct Issue {
 pub struct Speller {
     lexicon: Lexicon,
     confusions: HashMap<&'static str, Vec<&'static str>>,
-    /// (typed, meant) pairs of the common sets, lower case.
-    common: HashSet<(String, String)>,
     user: HashSet<String>,
     /// Scores of candidates already ranked in the very same context (model, text before the
     /// word, candidates, text after it): re-checking an edited paragraph re-scores only the
@@ -201,17 +212,13 @@ const MEMO_MAX: usize = 8192;
 impl Speller {
     pub fn new(lexicon: Lexicon) -> Self {
         let mut confusions: HashMap<&'static str, Vec<&'static str>> = HashMap::new();
-        let mut common = HashSet::new();
-        for (k, set) in CONFUSION_SETS.iter().enumerate() {
+        for set in CONFUSION_SETS {
             for w in set.iter() {
                 let others = set.iter().copied().filter(|o| o != w && !o.contains(' '));
-                if k < COMMON_SETS {
-                    common.extend(others.clone().map(|o| (w.to_string(), o.to_string())));
-                }
                 confusions.entry(w).or_default().extend(others);
             }
         }
-        Self { lexicon, confusions, common, user: HashSet::new(), memo: Default::default() }
+        Self { lexicon, confusions, user: HashSet::new(), memo: Default::default() }
     }
 
     pub fn lexicon(&self) -> &Lexicon {
@@ -368,18 +375,14 @@ impl Speller {
                 None => todo.push((k, key, lead, left)),
             }
         }
-        let computed = todo.len();
-        while !todo.is_empty() {
-            let base = bases[todo[0].0];
-            let n = todo.iter().take_while(|t| bases[t.0] == base).count();
-            let stretch: Vec<_> = todo.drain(..n).collect();
-            self.score_stretch(model, cache, &text[base..], base, asks, &stretch, &mut out, interrupt)?;
+        for stretch in todo.chunk_by(|a, b| bases[a.0] == bases[b.0]) {
+            self.score_stretch(model, cache, text, bases[stretch[0].0], asks, stretch, &mut out, interrupt)?;
         }
-        Ok((out.into_iter().map(Option::unwrap_or_default).collect(), computed))
+        Ok((out.into_iter().map(Option::unwrap_or_default).collect(), todo.len()))
     }
 
-    /// Scores the asks of one stretch, all of whose words have their context in `text` (the
-    /// text from `base` on), into `out` and the memo.
+    /// Scores the asks of one stretch, all of whose words have their context in the text from
+    /// `base` on, into `out` and the memo.
     #[allow(clippy::too_many_arguments)]
     fn score_stretch(
         &self,
@@ -395,6 +398,7 @@ impl Speller {
         if interrupt() {
             return Err(DecideError::Interrupted);
         }
+        let text = &text[base..];
         let ids: Vec<Vec<u32>> = todo.iter().map(|t| model.tokenizer.encode_prefix(t.3)).collect::<std::result::Result<_, _>>()?;
         // One prefill, up to the end of the last word asked about and the text after it; every
         // word's context is a prefix of it (subword tokens carry their leading space, so text
@@ -467,7 +471,7 @@ impl Speller {
             }
             IssueKind::RealWord => {
                 let best = scored.first()?;
-                let common = self.common.contains(&(word.to_lowercase(), best.word.to_lowercase()));
+                let common = common_slip(&word.to_lowercase(), &best.word.to_lowercase());
                 let margin = real_word_margin() - if common { common_prior_nats() } else { 0.0 };
                 if best.word == word || best.score - own < margin {
                     return None;
@@ -597,9 +601,6 @@ fn stretch_bytes(model: &Model) -> usize {
 /// quarter of `limit` before its first word, and takes the asks that end within `limit` of it.
 fn stretch_bases(text: &str, asks: &[Ask], limit: usize) -> Vec<usize> {
     let reach = |a: &Ask| a.end + a.right.len();
-    if asks.last().is_none_or(|a| reach(a) <= limit) {
-        return vec![0; asks.len()];
-    }
     let mut base = 0;
     asks.iter()
         .map(|a| {
