@@ -197,6 +197,20 @@ fn check_catches_the_everyday_slips_and_leaves_their_right_uses_alone() {
 }
 
 #[test]
+fn text_that_starts_with_a_dash_is_text_not_an_option() {
+    // Every Markdown list item starts so; options may still come before or after it.
+    let v = json(&["check", "- I recieved the letter.", "--json"]);
+    assert_eq!(v["issues"][0]["word"], "recieved", "{v}");
+    assert_eq!(v["issues"][0]["start"], 4, "{v}");
+    let v = json(&["complete", "--json", "-n", "2", "- The capital of France is"]);
+    assert_eq!(v["suggestions"][0]["insert"], " Paris", "{v}");
+    let v = json(&["rank", "--json", "--context", "- The capital of France is", "Paris", "London"]);
+    assert_eq!(v["ranked"][0]["candidate"], "Paris", "{v}");
+    // `-` alone still reads stdin, and a missing text is still an error.
+    fails_with(&["check", "--json"], &[], &["TEXT"]);
+}
+
+#[test]
 fn check_takes_a_whole_file_longer_than_the_model_can_read_at_once() {
     // 45 KB of Alice (11,000 tokens; the model reads 8,192): checked a stretch at a time, with
     // the offsets of the whole text. It used to fail with "tokens exceed the model's context".

@@ -11,7 +11,9 @@ use crate::ModelArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The text to check; `-` reads it from stdin.
+    /// The text to check; `-` reads it from stdin. Text that starts with "-" (a Markdown list
+    /// item) is text, not an option.
+    #[arg(allow_hyphen_values = true)]
     text: String,
     /// One JSON object on stdout instead of lines.
     #[arg(long)]

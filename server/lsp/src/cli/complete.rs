@@ -11,7 +11,9 @@ use crate::ModelArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The text before the cursor (use quotes; a trailing space asks for the next word).
+    /// The text before the cursor (use quotes; a trailing space asks for the next word). Text
+    /// that starts with "-" (a Markdown list item) is text, not an option.
+    #[arg(allow_hyphen_values = true)]
     text: String,
     /// How many suggestions.
     #[arg(short = 'n', long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=50))]

@@ -10,8 +10,8 @@ use crate::ModelArgs;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The text the candidates continue.
-    #[arg(long)]
+    /// The text the candidates continue (it may start with "-": `--context "- The"`).
+    #[arg(long, allow_hyphen_values = true)]
     context: String,
     /// Candidates, taken as whole words: "help" is scored as " help" after a context that does
     /// not end in a space (use --literal to score them exactly as given).
