@@ -211,6 +211,37 @@ fn text_that_starts_with_a_dash_is_text_not_an_option() {
 }
 
 #[test]
+fn check_judges_a_word_with_the_slip_beside_it_corrected() {
+    // "teh" after it made "recieved" look as likely as "received": both are flagged.
+    let v = json(&["check", "--json", "I recieved teh letter yesterday."]);
+    let flagged: Vec<(&str, &str)> =
+        v["issues"].as_array().unwrap().iter().map(|i| (i["word"].as_str().unwrap(), i["suggestions"][0].as_str().unwrap())).collect();
+    assert_eq!(flagged, [("recieved", "received"), ("teh", "the")], "{v}");
+}
+
+#[test]
+fn check_flags_a_word_typed_twice_and_leaves_meant_repetitions_alone() {
+    for (text, word) in [("He is the the best player.", "the"), ("Please send it to to me by Friday.", "to"), ("I think it it will rain.", "it")] {
+        let v = json(&["check", "--json", text]);
+        let issues = v["issues"].as_array().unwrap();
+        assert_eq!(issues.len(), 1, "{text}: {v}");
+        let i = &issues[0];
+        assert_eq!(i["kind"], "repeated_word", "{v}");
+        assert_eq!(i["suggestions"][0], "", "its fix deletes it: {v}");
+        // The issue spans the space before the second word and it: deleting it leaves the
+        // sentence with one word and one space.
+        let (s, e) = (i["start"].as_u64().unwrap() as usize, i["end"].as_u64().unwrap() as usize);
+        assert_eq!(&text[s..e], format!(" {word}"), "{v}");
+        let fixed = format!("{}{}", &text[..s], &text[e..]);
+        assert!(!fixed.contains(&format!("{word} {word}")) && !fixed.contains("  "), "{fixed}");
+    }
+    for text in ["By then I had had enough.", "He said that that was fine.", "She was very very happy.", "It was a long, long day."] {
+        let v = json(&["check", "--json", text]);
+        assert_eq!(v["issues"], serde_json::json!([]), "{text}: {v}");
+    }
+}
+
+#[test]
 fn check_takes_a_whole_file_longer_than_the_model_can_read_at_once() {
     // 45 KB of Alice (11,000 tokens; the model reads 8,192): checked a stretch at a time, with
     // the offsets of the whole text. It used to fail with "tokens exceed the model's context".

@@ -3,6 +3,7 @@
 //! scored by the model in one batched forward over the cached text before it, with the text
 //! after it appended to each candidate).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
@@ -162,6 +163,24 @@ fn tunable(cell: &'static OnceLock<f32>, var: &str, default: f32) -> f32 {
     *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default))
 }
 
+/// How much likelier (nats) the text must be with a doubled word said once ("the best" after
+/// "He is the") than as written, for the second one to be flagged. The shorter text is always
+/// likelier by what the extra word costs; a slip leaves nothing to offset that, a meant
+/// repetition explains what follows. On 20 sentences written for it: slips ("the the",
+/// "to to", "of of", "can can") 7.7-12.9 nats; meant ones ("had had" 4.2, "that that" 2.4 and
+/// 6.1, "is is" 4.1) below 7. Words doubled on purpose for emphasis ("very very", "bye bye")
+/// score like slips, so they are left alone by name (REDUPLICATED).
+const DOUBLED_MARGIN: f32 = 7.0;
+
+/// Words writers double on purpose: intensifiers and interjections.
+const REDUPLICATED: &[&str] = &[
+    "very", "really", "many", "much", "more", "so", "far", "long", "bye", "no", "yes", "yeah", "oh", "ha", "ho", "hey", "well", "now",
+    "again", "knock", "tick", "tock", "go", "night", "there", "boo", "chop", "blah", "bla", "ta", "la", "na", "wow", "please", "quick",
+];
+
+/// Rounds of re-judging words next to flagged ones (see [`Speller::check`]).
+const CLUSTER_ROUNDS: usize = 3;
+
 /// How much better (nats) the likeliest near word must explain the text than a word missing
 /// from the lexicon as written, for that word to be flagged; each unit of edit cost takes
 /// LAMBDA_FLAG nats off the near word.
@@ -181,6 +200,9 @@ pub enum IssueKind {
     Misspelling,
     /// A real word, but the model is sure another was meant ("then" for "than").
     RealWord,
+    /// A word typed twice ("the the"): the issue covers the space before the second one and
+    /// it, and its one suggestion is the empty text (delete them).
+    Repeated,
 }
 
 /// A word the checker flags in a text.
@@ -247,6 +269,13 @@ impl Speller {
             || ["'s", "’s", "'", "’"].iter().any(|s| word.strip_suffix(s).is_some_and(|stem| !stem.is_empty() && known(stem)))
     }
 
+    /// Whether a word a text uses `count` times is left alone for that: a spelling the lexicon
+    /// does not know, used more than once, is meant (a name, a term); a known word is still
+    /// checked (it can be the wrong one: "their" for "there"), and so is a word typed twice.
+    pub fn meant_by_repetition(&self, word: &str, count: usize) -> bool {
+        count > 1 && !self.is_known(word)
+    }
+
     /// Suggestions for a word on its own, best first: the lexicon's prior and the error model.
     pub fn suggest(&self, typed: &str, n: usize) -> Vec<Correction> {
         self.ranked_alone(typed, n).into_iter().map(|(word, _, score)| Correction { word, score }).collect()
@@ -292,9 +321,42 @@ impl Speller {
         let asks = self.asks(model.is_some(), text, context_len, skip, &mut issues)?;
         if let Some(model) = model {
             let (scored, _) = self.score_asks(model, cache, text, &asks, interrupt)?;
-            for (ask, scored) in asks.iter().zip(scored) {
-                issues.extend(self.decide(text, ask, scored));
+            let mut found: Vec<Option<Issue>> = asks.iter().zip(scored).map(|(ask, scored)| self.decide(text, ask, scored)).collect();
+            // Typos cluster ("I recieved teh letter"): a word judged with a slip in the words
+            // after it is judged on a text that is wrong either way, and may pass. So each word
+            // whose right context holds a flagged word is judged again with that word corrected
+            // (its best suggestion), until no more words are flagged. The text before a word is
+            // the document's, as written: the cache holds it, and a word is rarely hidden by
+            // an error before it (the model reads on past one).
+            for _ in 0..CLUSTER_ROUNDS {
+                let fixes: Vec<(usize, usize, &str)> =
+                    found.iter().flatten().filter_map(|i| i.suggestions.first().map(|c| (i.start, i.end, c.word.as_str()))).collect();
+                let again: Vec<(usize, Ask)> = asks
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| found[*k].is_none())
+                    .filter_map(|(k, ask)| {
+                        let right = corrected(text, ask.end, ask.reach, &fixes)?;
+                        Some((k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), ..*ask }))
+                    })
+                    .collect();
+                if again.is_empty() {
+                    break;
+                }
+                let re_asks: Vec<Ask> = again.iter().map(|(_, a)| a.clone()).collect();
+                let (scored, _) = self.score_asks(model, cache, text, &re_asks, interrupt)?;
+                let mut more = false;
+                for ((k, ask), scored) in again.iter().zip(scored) {
+                    if let Some(i) = self.decide(text, ask, scored) {
+                        found[*k] = Some(i);
+                        more = true;
+                    }
+                }
+                if !more {
+                    break;
+                }
             }
+            issues.extend(found.into_iter().flatten());
         }
         issues.sort_by_key(|i| i.start);
         Ok(issues)
@@ -314,10 +376,28 @@ impl Speller {
                 continue;
             }
             let word = &text[start..end];
+            let right = right_context(text, &spans, i);
+            let reach = end + right.len();
+            // The same word again after nothing but spaces ("the the"): one of the commonest
+            // slips. Scored as the word against nothing at all (the text without it).
+            if let Some(&(ps, pe)) = i.checked_sub(1).and_then(|j| spans.get(j)) {
+                let gap = &text[pe..start];
+                if with_model
+                    && !gap.is_empty()
+                    && gap.chars().all(|c| c == ' ' || c == '\t')
+                    && text[ps..pe].eq_ignore_ascii_case(word)
+                    && word.chars().any(char::is_alphabetic)
+                    && !REDUPLICATED.contains(&word.to_lowercase().as_str())
+                    && !skip(word)
+                {
+                    let cands = vec![(word.to_string(), 0.0), (String::new(), 0.0)];
+                    asks.push(Ask { start, end, kind: IssueKind::Repeated, cands, own: 0, right: Cow::Borrowed(right), reach, uncontested: None });
+                    continue;
+                }
+            }
             if self.leave_alone(text, start, word) || skip(word) {
                 continue;
             }
-            let right = right_context(text, &spans, i);
             let (kind, cands, uncontested) = if !self.is_known(word) {
                 if !with_model {
                     let suggestions = self.suggest(word, 5);
@@ -342,7 +422,7 @@ impl Speller {
                 (IssueKind::RealWord, cands, Some(uncontested_nats()))
             };
             let own = if kind == IssueKind::Misspelling { cands.len() - 1 } else { 0 };
-            asks.push(Ask { start, end, kind, cands, own, right, uncontested });
+            asks.push(Ask { start, end, kind, cands, own, right: Cow::Borrowed(right), reach, uncontested });
         }
         Ok(asks)
     }
@@ -356,7 +436,7 @@ impl Speller {
     /// slip between keystrokes. Returns how many words it scored.
     pub fn check_ahead(&self, model: &Model, cache: &mut KvCache, text: &str, context_len: usize, interrupt: &dyn Fn() -> bool) -> Result<usize> {
         let mut asks = self.asks(true, text, context_len, &|w| !self.is_known(w), &mut Vec::new())?;
-        asks.retain(|a| settled(text, a.end + a.right.len()));
+        asks.retain(|a| settled(text, a.reach));
         Ok(self.score_asks(model, cache, text, &asks, interrupt)?.1)
     }
 
@@ -403,7 +483,7 @@ impl Speller {
         // One prefill, up to the end of the last word asked about and the text after it; every
         // word's context is a prefix of it (subword tokens carry their leading space, so text
         // cut before a space tokenizes as a prefix of the longer text: checked, not assumed).
-        let upto = todo.iter().map(|t| asks[t.0].end + asks[t.0].right.len() - base).max().unwrap_or(0);
+        let upto = todo.iter().map(|t| asks[t.0].reach - base).max().unwrap_or(0);
         let full = model.tokenizer.encode(&text[..upto])?;
         let shared = ids.iter().any(|v| !v.is_empty()) && ids.iter().all(|v| full.starts_with(v));
         let mut forks = if shared {
@@ -469,6 +549,21 @@ impl Speller {
                 }
                 issue(IssueKind::Misspelling, scored.into_iter().filter(|c| c.word != word).collect())
             }
+            IssueKind::Repeated => {
+                let dropped = scored.iter().find(|c| c.word.is_empty())?;
+                if dropped.score - own < DOUBLED_MARGIN {
+                    return None;
+                }
+                // The issue spans the space before the word too: deleting it leaves one space.
+                let from = text[..ask.start].trim_end_matches([' ', '\t']).len();
+                Some(Issue {
+                    start: from,
+                    end: ask.end,
+                    word: text[from..ask.end].to_string(),
+                    kind: IssueKind::Repeated,
+                    suggestions: vec![Correction { word: String::new(), score: dropped.score }],
+                })
+            }
             IssueKind::RealWord => {
                 let best = scored.first()?;
                 let common = common_slip(&word.to_lowercase(), &best.word.to_lowercase());
@@ -513,7 +608,7 @@ impl Speller {
     fn memo_key(&self, model: &Model, lead: &str, left: &str, ask: &Ask) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (&model.info.path, model.info.load_time, lead, left, ask.right, ask.uncontested.map(f32::to_bits)).hash(&mut h);
+        (&model.info.path, model.info.load_time, lead, left, &ask.right, ask.uncontested.map(f32::to_bits)).hash(&mut h);
         for (w, cost) in &ask.cands {
             (w, cost.to_bits()).hash(&mut h);
         }
@@ -531,7 +626,8 @@ impl Speller {
         let toks = ask
             .cands
             .iter()
-            .map(|(w, _)| model.tokenizer.encode(&format!("{lead}{w}{}", ask.right)))
+            // The empty candidate (a doubled word dropped) takes its leading space with it.
+            .map(|(w, _)| model.tokenizer.encode(&if w.is_empty() { ask.right.to_string() } else { format!("{lead}{w}{}", ask.right) }))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         if let Some(nats) = ask.uncontested.filter(|n| n.is_finite()) {
             let lp = model.next_logprobs(cache)?;
@@ -574,6 +670,7 @@ impl Speller {
 
 /// A word to ask the model about: its candidates (word, edit cost; the word as written among
 /// them) and the text after it.
+#[derive(Clone)]
 struct Ask<'a> {
     start: usize,
     end: usize,
@@ -581,7 +678,10 @@ struct Ask<'a> {
     cands: Vec<(String, f32)>,
     /// Which candidate is the word as written.
     own: usize,
-    right: &'a str,
+    /// The text after the word (as written, or with a slip in it corrected: see [`Speller::check`]).
+    right: Cow<'a, str>,
+    /// Where the right context as written ends in the text.
+    reach: usize,
     /// For a correct-looking word: see [`uncontested_nats`].
     uncontested: Option<f32>,
 }
@@ -600,7 +700,7 @@ fn stretch_bytes(model: &Model) -> usize {
 /// `laya check`) is cut into stretches: each starts at the beginning of a sentence up to a
 /// quarter of `limit` before its first word, and takes the asks that end within `limit` of it.
 fn stretch_bases(text: &str, asks: &[Ask], limit: usize) -> Vec<usize> {
-    let reach = |a: &Ask| a.end + a.right.len();
+    let reach = |a: &Ask| a.reach;
     let mut base = 0;
     asks.iter()
         .map(|a| {
@@ -633,6 +733,27 @@ fn window_start(text: &str, at: usize, max: usize) -> usize {
         Some((i, _)) if from > 0 => from + i,
         _ => from,
     }
+}
+
+/// `text[from..to]` with the `fixes` inside it applied (byte range, replacement), or None when
+/// none is inside.
+fn corrected(text: &str, from: usize, to: usize, fixes: &[(usize, usize, &str)]) -> Option<String> {
+    let mut inside: Vec<&(usize, usize, &str)> = fixes.iter().filter(|f| f.0 >= from && f.1 <= to).collect();
+    if inside.is_empty() {
+        return None;
+    }
+    inside.sort_by_key(|f| f.0);
+    let (mut out, mut at) = (String::new(), from);
+    for &&(s, e, w) in &inside {
+        if s < at {
+            continue; // overlaps the one before
+        }
+        out.push_str(&text[at..s]);
+        out.push_str(w);
+        at = e;
+    }
+    out.push_str(&text[at..to]);
+    Some(out)
 }
 
 /// Splits the text before a word into the context and the whitespace that leads the word:
@@ -705,7 +826,7 @@ mod tests {
         assert_eq!(window_start(&format!("{word} y"), 41, 10), 31);
         assert_eq!(window_start("ééééé y", 11, 3), 8, "on a character boundary");
 
-        let ask = |start: usize, end: usize| Ask { start, end, kind: IssueKind::RealWord, cands: vec![], own: 0, right: "", uncontested: None };
+        let ask = |start: usize, end: usize| Ask { start, end, kind: IssueKind::RealWord, cands: vec![], own: 0, right: Cow::Borrowed(""), reach: end, uncontested: None };
         let asks: Vec<Ask> = [(0, 5), (16, 22), (28, 33), (39, 45)].iter().map(|&(s, e)| ask(s, e)).collect();
         assert_eq!(stretch_bases(text, &asks, 100), [0, 0, 0, 0], "a short text is one stretch, as before");
         let bases = stretch_bases(text, &asks, 24);
@@ -714,6 +835,16 @@ mod tests {
             assert!(b < a.start || a.start == 0, "{b} {}", a.start);
             assert!(a.end - b <= 24, "an ask ends beyond its stretch");
         }
+    }
+
+    #[test]
+    fn a_right_context_is_corrected_by_the_fixes_inside_it() {
+        let t = "I recieved teh letter. Then";
+        let fixes = [(2, 10, "received"), (11, 14, "the"), (23, 27, "then")];
+        assert_eq!(corrected(t, 10, 22, &fixes).as_deref(), Some(" the letter."));
+        assert_eq!(corrected(t, 0, 2, &fixes), None, "no fix inside");
+        // A doubled word's fix deletes the space before it and it.
+        assert_eq!(corrected("the the best.", 3, 13, &[(3, 7, "")]).as_deref(), Some(" best."));
     }
 
     #[test]

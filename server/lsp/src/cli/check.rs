@@ -35,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let counts = laya_decide::word_counts(&text);
     let start = Instant::now();
     let mut cache = KvCache::new();
-    let issues = speller.check(Some(&model), &mut cache, &text, 0, &|w: &str| counts.get(&w.to_lowercase()).is_some_and(|&n| n > 1), &|| false)?;
+    let issues = speller.check(Some(&model), &mut cache, &text, 0, &|w: &str| speller.meant_by_repetition(w, counts.get(&w.to_lowercase()).copied().unwrap_or(0)), &|| false)?;
     let latency_ms = ms(start);
     if args.json {
         let items: Vec<_> = issues
@@ -43,7 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             .map(|i| {
                 json!({
                     "word": i.word, "start": i.start, "end": i.end,
-                    "kind": if i.kind == IssueKind::RealWord { "confused_word" } else { "misspelling" },
+                    "kind": match i.kind { IssueKind::Misspelling => "misspelling", IssueKind::RealWord => "confused_word", IssueKind::Repeated => "repeated_word" },
                     "suggestions": i.suggestions.iter().take(5).map(|c| c.word.clone()).collect::<Vec<_>>(),
                 })
             })
@@ -51,9 +51,18 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return out(&json!({"issues": items, "latency_ms": latency_ms, "load_ms": load_ms}).to_string());
     }
     for i in &issues {
-        let what = if i.kind == IssueKind::RealWord { "confused word" } else { "misspelling" };
+        let what = match i.kind {
+            IssueKind::Misspelling => "misspelling",
+            IssueKind::RealWord => "confused word",
+            IssueKind::Repeated => "repeated word",
+        };
         let sugg: Vec<&str> = i.suggestions.iter().take(3).map(|c| c.word.as_str()).collect();
-        out(&format!("{:>5}  {what:<13}  \"{}\" -> {}", i.start, i.word, if sugg.is_empty() { "(no suggestion)".into() } else { sugg.join(", ") }))?;
+        let fix = match (i.kind, sugg.is_empty()) {
+            (IssueKind::Repeated, _) => "(delete it)".to_string(),
+            (_, true) => "(no suggestion)".into(),
+            (_, false) => sugg.join(", "),
+        };
+        out(&format!("{:>5}  {what:<13}  \"{}\" -> {fix}", i.start, i.word.trim_start()))?;
     }
     out(&format!("{} issue(s) in {latency_ms:.0} ms (model loaded in {load_ms:.0} ms)", issues.len()))
 }

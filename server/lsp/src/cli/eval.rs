@@ -347,11 +347,15 @@ fn context(c: &Common) -> anyhow::Result<Value> {
     let mut alarms = vec![];
     let mut alarm_kinds: std::collections::BTreeMap<&str, usize> = Default::default();
     let mut by_source: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-    let kind_name = |k: IssueKind| if k == IssueKind::RealWord { "real_word" } else { "misspelling" };
+    let kind_name = |k: IssueKind| match k {
+        IssueKind::Misspelling => "misspelling",
+        IssueKind::RealWord => "real_word",
+        IssueKind::Repeated => "repeated_word",
+    };
     // The first 20 false alarms, and every real-word one: those are rare, and they are what a
     // change to the confusion sets or their margin moves.
     let keep_example = |alarms: &mut Vec<Value>, i: &laya_decide::Issue| {
-        if alarms.len() < 20 || i.kind == IssueKind::RealWord {
+        if alarms.len() < 20 || i.kind != IssueKind::Misspelling {
             alarms.push(json!({"word": i.word, "kind": kind_name(i.kind), "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
         }
     };
@@ -359,7 +363,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
         let mut cache = KvCache::new();
         let counts = laya_decide::word_counts(&case.text);
         let t = Instant::now();
-        let issues = speller.check(Some(model), &mut cache, &case.text, 0, &|w: &str| counts.get(&w.to_lowercase()).copied().unwrap_or(0) > 1, &|| false)?;
+        let issues = speller.check(Some(model), &mut cache, &case.text, 0, &|w: &str| speller.meant_by_repetition(w, counts.get(&w.to_lowercase()).copied().unwrap_or(0)), &|| false)?;
         latencies.push(ms(t));
         let n_words = words(&case.text).len();
         let before = false_alarms;
@@ -372,8 +376,11 @@ fn context(c: &Common) -> anyhow::Result<Value> {
                 let hit = issues.iter().find(|i| i.start < *e && *s < i.end);
                 if let Some(i) = hit {
                     detected += 1;
-                    real_word_detected += (i.kind == IssueKind::RealWord) as usize;
-                    if i.suggestions.first().is_some_and(|x| x.word.eq_ignore_ascii_case(correct)) {
+                    real_word_detected += (i.kind != IssueKind::Misspelling) as usize;
+                    // Right when it makes the same text as the correction (a doubled word's fix
+                    // deletes " the" where the set may replace "the the" with "the").
+                    let fixed = |s: usize, e: usize, w: &str| format!("{}{w}{}", &case.text[..s], &case.text[e..]).to_lowercase();
+                    if i.suggestions.first().is_some_and(|x| fixed(i.start, i.end, &x.word) == fixed(*s, *e, correct)) {
                         corrected += 1;
                     }
                 }

@@ -33,6 +33,8 @@ const AFTER_MAX: usize = 200;
 
 pub const CMD_ADD_WORD: &str = "laya.addToDictionary";
 pub const CMD_IGNORE: &str = "laya.ignoreInDocument";
+/// The diagnostic code of a doubled word ("the the"), whose one fix deletes the second.
+const CODE_REPEATED: &str = "repeated-word";
 
 struct Doc {
     doc: Document,
@@ -680,6 +682,7 @@ fn diagnostic(doc: &Document, enc: PositionEncoding, s: usize, e: usize, i: &Iss
         (IssueKind::Misspelling, None) => format!("\"{}\" is not in the dictionary", i.word),
         (IssueKind::RealWord, Some(b)) => format!("\"{}\" may be the wrong word here: {b}?", i.word),
         (IssueKind::RealWord, None) => format!("\"{}\" may be the wrong word here", i.word),
+        (IssueKind::Repeated, _) => format!("\"{}\" is typed twice", i.word.trim_start()),
     };
     Diagnostic {
         range,
@@ -687,6 +690,7 @@ fn diagnostic(doc: &Document, enc: PositionEncoding, s: usize, e: usize, i: &Iss
         code: Some(NumberOrString::String(match i.kind {
             IssueKind::Misspelling => "misspelling".into(),
             IssueKind::RealWord => "confused-word".into(),
+            IssueKind::Repeated => CODE_REPEATED.into(),
         })),
         source: Some("laya".into()),
         message,
@@ -1026,6 +1030,7 @@ impl LanguageServer for Backend {
             };
             let suggestions: Vec<String> =
                 data["suggestions"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(String::from)).collect();
+            let repeated = diag.code == Some(NumberOrString::String(CODE_REPEATED.into()));
             for (i, s) in suggestions.iter().enumerate() {
                 let te = TextEdit { range: diag.range, new_text: s.clone() };
                 // Versioned where the client takes it: an edit for an older text is refused there.
@@ -1040,14 +1045,18 @@ impl LanguageServer for Backend {
                 } else {
                     WorkspaceEdit { changes: Some(HashMap::from([(uri.clone(), vec![te])])), ..Default::default() }
                 };
+                let title = if repeated { format!("Delete the second \"{}\"", word.trim_start()) } else { format!("Replace with \"{s}\"") };
                 out.push(CodeActionOrCommand::CodeAction(CodeAction {
-                    title: format!("Replace with \"{s}\""),
+                    title,
                     kind: Some(CodeActionKind::QUICKFIX),
                     diagnostics: Some(vec![diag.clone()]),
                     edit: Some(edit),
                     is_preferred: Some(i == 0),
                     ..Default::default()
                 }));
+            }
+            if repeated {
+                continue; // a word typed twice is no word to add to a dictionary
             }
             out.push(CodeActionOrCommand::CodeAction(CodeAction {
                 title: format!("Add \"{word}\" to the dictionary"),

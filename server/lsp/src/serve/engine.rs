@@ -698,7 +698,7 @@ impl Worker {
                 for p in &paragraphs {
                     let skip = |w: &str| {
                         let lw = w.to_lowercase();
-                        ignored.contains(&lw) || (repeated.contains(&lw) && !speller.is_known(w))
+                        ignored.contains(&lw) || speller.meant_by_repetition(w, if repeated.contains(&lw) { 2 } else { 1 })
                     };
                     // In the document's window, on a fork of its cache, when it has one: what
                     // the keystrokes computed up to the cursor is not computed again.
