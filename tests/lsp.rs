@@ -660,6 +660,8 @@ fn neovim_gets_a_diagnostic_and_a_completion() {
     assert_eq!((d["lnum"].as_i64(), d["col"].as_i64(), d["end_col"].as_i64()), (Some(0), Some(7), Some(14)), "{v}");
     assert!(d["message"].as_str().unwrap().contains("receive"), "{v}");
     assert_eq!(v["completions"][0], "Paris", "{v}");
+    // Its omnifunc asks with no context after "is ": an explicit request, answered with next words.
+    assert_eq!(v["omnifunc"][0], "Paris", "{v}");
 }
 
 #[test]

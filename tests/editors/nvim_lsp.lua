@@ -1,5 +1,5 @@
--- Headless Neovim (0.7 or newer) with its built-in LSP client against `laya serve`: a diagnostic
--- and a completion in a Markdown buffer. Run by tests/lsp.rs; writes what it saw, as JSON, to
+-- Headless Neovim (0.7 or newer) with its built-in LSP client against `laya serve`: a diagnostic,
+-- a completion, and its omnifunc's completion (sent with no context) in a Markdown buffer. Run by tests/lsp.rs; writes what it saw, as JSON, to
 -- $LAYA_EDITOR_OUT and quits.
 local out = assert(os.getenv("LAYA_EDITOR_OUT"))
 local result = {}
@@ -49,4 +49,35 @@ local ok, err = pcall(function()
 end)
 result.ok = ok
 result.error = ok and nil or tostring(err)
-finish()
+if not ok then
+  finish()
+  return
+end
+
+-- Neovim 0.7-0.10's own omnifunc, <C-x><C-o> in Insert mode after a space: its request has no
+-- `context` at all. The user asked, so the next words come back.
+local ok2, err2 = pcall(function()
+  vim.bo.omnifunc = "v:lua.vim.lsp.omnifunc"
+  vim.api.nvim_buf_set_lines(0, 2, 3, false, { "The capital of France is " })
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes("A<C-x><C-o>", true, false, true), "n", false)
+end)
+if not ok2 then
+  result.ok = false
+  result.error = tostring(err2)
+  finish()
+  return
+end
+local started = vim.loop.now()
+local timer = vim.loop.new_timer()
+timer:start(100, 100, vim.schedule_wrap(function()
+  local items = vim.fn.complete_info({ "items" }).items or {}
+  if #items > 0 or vim.loop.now() - started > 30000 then
+    timer:stop()
+    result.omnifunc = {}
+    for _, item in ipairs(items) do
+      table.insert(result.omnifunc, item.word)
+    end
+    finish()
+  end
+end))

@@ -924,7 +924,12 @@ impl LanguageServer for Backend {
         let uri = key(&params.text_document_position.text_document.uri);
         let pos = params.text_document_position.position;
         let enc = self.enc();
-        let invoked = params.context.as_ref().is_some_and(|c| c.trigger_kind == CompletionTriggerKind::INVOKED);
+        // A request without a context is an explicit one: Neovim's `vim.lsp.omnifunc` (0.7-0.10,
+        // bound to a key) and `buf_request_sync` send none. Emacs eglot always sends Invoked (1),
+        // Helix Invoked for its own and its idle requests (which need two letters of a word
+        // typed); only a trigger character (2) or a re-request of an incomplete list (3, as the
+        // writer types on in a word) is the client asking by itself.
+        let invoked = params.context.as_ref().is_none_or(|c| c.trigger_kind == CompletionTriggerKind::INVOKED);
         let (version, before, word_start, at_line_end, check_from) = {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 return Err(Error::invalid_params(format!("{uri} is not open")));
