@@ -446,8 +446,18 @@ pub fn complete_with(
     Ok(out)
 }
 
-fn normalize(out: &mut [Suggestion]) {
-    out.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+/// Best first, each text once: the search can reach one word by two tokenizations (" Paris",
+/// and " Pa" + "ris"), and the word's probability is the sum of its paths'.
+fn normalize(out: &mut Vec<Suggestion>) {
+    let mut merged: Vec<Suggestion> = Vec::with_capacity(out.len());
+    for s in out.drain(..) {
+        match merged.iter_mut().find(|m| m.kind == s.kind && m.insert == s.insert) {
+            Some(m) => m.logprob = log_sum_exp([m.logprob, s.logprob].into_iter()),
+            None => merged.push(s),
+        }
+    }
+    merged.sort_by(|a, b| b.logprob.total_cmp(&a.logprob));
+    *out = merged;
 }
 
 #[cfg(test)]
