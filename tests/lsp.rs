@@ -217,6 +217,160 @@ fn typing_gets_ghost_text_and_completions() {
     c.shutdown();
 }
 
+/// How a client asks for ghost text as the writer types: every client in use does one of these.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Asking {
+    /// After every key, waiting for the answer (Neovim's inline completion, the replay).
+    EveryKey,
+    /// Once at the end of a burst of keys (a client whose debounce is longer than the typist's gap).
+    Debounced,
+    /// Only when the writer is idle: 300 ms after the last key.
+    Idle,
+    /// After every key, cancelling the request before (VS Code with a typist faster than it).
+    CancelReissue,
+}
+
+/// A writer typing `bursts` into a document that holds `text`, with pauses between the bursts,
+/// asked about as `how` asks. At the end of every burst each client asks (every client asks
+/// when the writer stops): ghost text automatically, ghost text invoked (its first item),
+/// completion invoked and completion with no context (their labels). Returns those answers.
+fn type_as_client_asks(how: Asking, text: &str, bursts: &[&str]) -> Vec<Value> {
+    let mut c = Client::start(json!({"latencyBudgetMs": 60000, "debounceMs": 5000}));
+    wait_for_model(&mut c);
+    let uri = "file:///tmp/laya-test/matrix.md";
+    c.open(uri, "markdown", text);
+    let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
+    let (mut line, mut col, mut version) = (lines.len() as u32 - 1, lines.last().unwrap().encode_utf16().count() as u32, 1i64);
+    let inline = |line: u32, col: u32, kind: u32| {
+        json!({"textDocument": {"uri": uri}, "position": pos(line, col), "context": {"triggerKind": kind}})
+    };
+    let ghost_of = |r: &Value| r["result"]["items"][0]["insertText"].as_str().unwrap_or("").to_string();
+    let mut answers = vec![];
+    let mut pending: Option<i64> = None;
+    for burst in bursts {
+        for ch in burst.chars() {
+            version += 1;
+            let change = match ch {
+                '\n' => json!({"range": {"start": pos(line, col), "end": pos(line, col)}, "text": "\n"}),
+                '\u{8}' => json!({"range": {"start": pos(line, col - 1), "end": pos(line, col)}, "text": ""}),
+                ch => json!({"range": {"start": pos(line, col), "end": pos(line, col)}, "text": ch.to_string()}),
+            };
+            c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}));
+            match ch {
+                '\n' => {
+                    lines.push(String::new());
+                    (line, col) = (line + 1, 0);
+                }
+                '\u{8}' => {
+                    lines[line as usize].pop();
+                    col -= 1;
+                }
+                ch => {
+                    lines[line as usize].push(ch);
+                    col += ch.len_utf16() as u32;
+                }
+            }
+            match how {
+                Asking::EveryKey => {
+                    let r = c.request("textDocument/inlineCompletion", inline(line, col, 2));
+                    assert!(r.get("error").is_none(), "{r}");
+                }
+                Asking::CancelReissue => {
+                    if let Some(id) = pending.take() {
+                        c.notify("$/cancelRequest", json!({"id": id}));
+                    }
+                    c.next_id += 1;
+                    let id = c.next_id;
+                    c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/inlineCompletion", "params": inline(line, col, 2)}));
+                    pending = Some(id);
+                }
+                Asking::Debounced | Asking::Idle => {}
+            }
+            std::thread::sleep(Duration::from_millis(30)); // a fast typist: 30 ms a key
+        }
+        if how == Asking::Idle {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        // The writer stops: the last request is answered (the client shows it), or made now.
+        let auto = match pending.take() {
+            Some(id) => loop {
+                let m = c.rx.recv_timeout(Duration::from_secs(60)).expect("an answer");
+                if let Some(r) = c.take(m) {
+                    if r["id"] == id {
+                        break r;
+                    }
+                }
+            },
+            None => c.request("textDocument/inlineCompletion", inline(line, col, 2)),
+        };
+        let invoked = c.request("textDocument/inlineCompletion", inline(line, col, 1));
+        let labels = |r: &Value| r["result"]["items"].as_array().map_or(vec![], |a| a.iter().map(|i| i["label"].clone()).collect::<Vec<_>>());
+        let with_context = c.request("textDocument/completion", inline(line, col, 1));
+        let without = c.request("textDocument/completion", json!({"textDocument": {"uri": uri}, "position": pos(line, col)}));
+        answers.push(json!({
+            "at": format!("{:?}", lines.join("\n")),
+            "ghost": ghost_of(&auto),
+            "invoked": ghost_of(&invoked),
+            "completion": labels(&with_context),
+            "completion_without_context": labels(&without),
+        }));
+        // A pause long enough to read what is shown (and to reject it by typing on).
+        std::thread::sleep(Duration::from_millis(700));
+    }
+    let (_, server_text) = c.text(uri);
+    assert_eq!(server_text, lines.join("\n"), "the server's copy of the text");
+    c.shutdown();
+    answers
+}
+
+/// The client-behaviour matrix: the same sentences typed at a fast typist's pace and asked
+/// about in each way clients ask give the same ghost text and items for the same text and
+/// cursor — mid-word, after a space, after a rejection, after Enter.
+#[test]
+fn ghost_text_and_items_depend_on_the_text_not_on_how_the_client_asks() {
+    let scenarios: [(&str, &str, &[&str]); 5] = [
+        // Mid-word, the keys sent with no request between them (issue 23's report): the rest of
+        // the word shows to its last letter, asked at every key or not.
+        ("mid-word", "I received the letter yesterday. I would like to thank you for your ", &["hel", "p me"]),
+        // After a space, then typing what was shown.
+        ("after a space", "", &["The capital of France is ", "Pa"]),
+        // "Paris" shown and read after the space, "L" typed instead, then deleted.
+        ("after a rejection", "The capital of France is", &[" ", "L", "\u{8}"]),
+        ("after Enter", "We went to the market on Sunday.", &["\nThe capital of France is P", "\n"]),
+        // "Paris" typed over as it appeared (a fast typist never read it), then deleted: it shows.
+        ("typed over unread", "The capital of France is", &[" L\u{8}"]),
+    ];
+    let modes = [Asking::EveryKey, Asking::Debounced, Asking::Idle, Asking::CancelReissue];
+    let runs: Vec<(Asking, Vec<Vec<Value>>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = modes
+            .iter()
+            .map(|&how| s.spawn(move || (how, scenarios.iter().map(|(_, text, bursts)| type_as_client_asks(how, text, bursts)).collect())))
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("a client run")).collect()
+    });
+    let (_, reference) = &runs[0];
+    for (how, answers) in &runs[1..] {
+        for (k, (name, _, _)) in scenarios.iter().enumerate() {
+            assert_eq!(&answers[k], &reference[k], "{name}: {how:?} differs from {:?}", runs[0].0);
+        }
+    }
+    let ghosts: Vec<Vec<&str>> = reference.iter().map(|a| a.iter().map(|x| x["ghost"].as_str().unwrap()).collect()).collect();
+    eprintln!("matrix answers: {reference:?}");
+    assert_eq!(ghosts[0], ["p", ""], "mid-word");
+    for a in reference.iter().flatten() {
+        let labels = a["completion"].as_array().unwrap();
+        let unique: std::collections::HashSet<_> = labels.iter().collect();
+        assert_eq!(unique.len(), labels.len(), "a completion offered twice: {a}");
+    }
+    assert_eq!(ghosts[1], ["Paris", "ris"], "after a space");
+    assert_eq!(ghosts[2][0], "Paris", "the suggestion before the rejection");
+    assert_eq!(ghosts[2][2], "", "a suggestion typed past after it was read is not shown there again");
+    assert_eq!(ghosts[3][0], "aris", "after Enter");
+    assert_eq!(ghosts[4], ["Paris"], "a suggestion typed over before it could be read is no rejection");
+    // A request without a context is an explicit one (Neovim's omnifunc): next words after a space.
+    assert_eq!(reference[1][0]["completion_without_context"][0], "Paris", "{:?}", reference[1]);
+}
+
 #[test]
 fn the_space_after_a_known_word_is_worked_out_while_idle() {
     let mut c = Client::start(json!({"latencyBudgetMs": 20000}));
@@ -424,6 +578,42 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
         m["params"]["version"] == 5 && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
     });
     assert_eq!(d["params"]["diagnostics"][0]["range"], json!({"start": pos(3, 3), "end": pos(3, 10)}), "{d}");
+    c.shutdown();
+}
+
+/// Two slips side by side are both flagged (each judged with the other corrected), and a word
+/// typed twice gets a diagnostic whose quick fix deletes the second one and its space.
+#[test]
+fn clustered_typos_and_a_doubled_word_get_diagnostics_and_fixes() {
+    let mut c = Client::start(json!({"debounceMs": 50, "latencyBudgetMs": 20000}));
+    let uri = "file:///tmp/laya-test/cluster.md";
+    c.open(uri, "markdown", "I recieved teh letter yesterday.\n\nHe is the the best player on the team.\n");
+    let d = c.wait_for("three diagnostics", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["diagnostics"].as_array().is_some_and(|a| a.len() >= 3)
+    });
+    let diags = d["params"]["diagnostics"].as_array().unwrap().clone();
+    let ranges: Vec<(&Value, &Value)> = diags.iter().map(|d| (&d["range"], &d["code"])).collect();
+    assert_eq!(
+        ranges,
+        [
+            (&json!({"start": pos(0, 2), "end": pos(0, 10)}), &json!("misspelling")),
+            (&json!({"start": pos(0, 11), "end": pos(0, 14)}), &json!("misspelling")),
+            (&json!({"start": pos(2, 9), "end": pos(2, 13)}), &json!("repeated-word")),
+        ],
+        "{d}"
+    );
+    let doubled = &diags[2];
+    assert_eq!(doubled["message"], "\"the\" is typed twice", "{d}");
+    let r = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": doubled["range"], "context": {"diagnostics": [doubled]}}));
+    let actions = r["result"].as_array().unwrap();
+    assert_eq!(actions.len(), 1, "a doubled word is no word for the dictionary: {r}");
+    assert_eq!(actions[0]["title"], "Delete the second \"the\"", "{r}");
+    let edit = &actions[0]["edit"]["changes"][uri][0];
+    assert_eq!(edit["newText"], "", "{r}");
+    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": edit["range"], "text": ""}]}));
+    let d = c.wait_for("the doubled word's diagnostic to go", |m| m["params"]["version"] == 2);
+    assert_eq!(d["params"]["diagnostics"].as_array().map(Vec::len), Some(2), "{d}");
+    assert_eq!(c.text(uri).1, "I recieved teh letter yesterday.\n\nHe is the best player on the team.\n");
     c.shutdown();
 }
 

@@ -21,7 +21,10 @@ pub struct GhostOptions {
     /// Least probability of the next word after a space or punctuation, with nothing of it
     /// typed yet (guessing a whole word is riskier than finishing one).
     pub next_threshold: f32,
-    /// Fewest characters a suggestion must add (one key to accept it must save something).
+    /// Fewest characters a guess of the next word must add, nothing of it typed yet (one key to
+    /// accept it must save something). A completion of the word being typed shows from one
+    /// letter: typing through a suggestion keeps it on show to the word's end, and a client
+    /// that asks only after a burst of keys sees the same (see [`adds_enough`]).
     pub min_chars: usize,
     /// Least probability of each further word for a phrase to grow.
     pub phrase_threshold: f32,
@@ -73,7 +76,10 @@ pub fn ghost(
     };
     // A word the lexicon does not know is not offered (the model has seen "seperate" too).
     let known = |w: &str| speller.is_none_or(|sp| sp.is_known(w));
-    let sure = first.filter(|s| s.logprob.exp() >= bar && s.insert.trim_start().chars().count() >= opts.min_chars);
+    // Sure enough to show; whether it adds enough is decided on the whole suggestion, phrase
+    // included (see [`adds_enough`]).
+    let mid_word = !split.word.is_empty();
+    let sure = first.filter(|s| s.logprob.exp() >= bar);
     let unknown_completion = sure.as_ref().is_some_and(|s| !known(&s.word));
     let mut out = match sure {
         Some(s) if known(&s.word) => Ghost { probability: s.logprob.exp(), words: 1, replace: 0, insert: s.insert },
@@ -94,7 +100,7 @@ pub fn ghost(
     };
     // A phrase only after a word the model is already sure of.
     if out.replace > 0 || opts.max_words <= 1 || out.probability < opts.phrase_threshold {
-        return Ok(Some(out));
+        return Ok(adds_enough(&out.insert, mid_word, opts).then_some(out));
     }
     // A phrase: more words while the model is sure of each.
     let mut text = format!("{before}{}", out.insert);
@@ -109,7 +115,52 @@ pub fn ghost(
             _ => break,
         }
     }
-    Ok(Some(out))
+    Ok(adds_enough(&out.insert, mid_word, opts).then_some(out))
+}
+
+/// Whether a suggestion adds enough to show. Inside a word (`mid_word`: some of it typed), any
+/// letter does: the rest of a word shows to its end ("p" after "hel"), as it does while the
+/// writer types through a suggestion, so a client that asks at every key and one that asks
+/// after a burst see the same. A guess of the next word needs `opts.min_chars` characters past
+/// its leading space ("I" is not worth a key).
+pub fn adds_enough(insert: &str, mid_word: bool, opts: &GhostOptions) -> bool {
+    insert.trim_start().chars().count() >= if mid_word { 1 } else { opts.min_chars }
+}
+
+/// What [`ghost`] would answer once the writer has typed `typed` after the text a suggestion
+/// `g` was made for, when that is known without the model.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypedThrough {
+    /// The rest of `g`: the same word and phrase the model would pick again.
+    Shows(Ghost),
+    /// Only the model can say (the writer typed something else, or the phrase could now grow).
+    AskModel,
+}
+
+/// The rule that keeps ghost text a function of the text and the cursor, not of which keys a
+/// client asked at. Typing the start of a suggested word only makes that word likelier (its
+/// probability given the longer prefix is at least what it was), so [`ghost`] picks the same
+/// word again; what follows it is the same phrase when the phrase was already grown, or could
+/// not grow for a reason the typed letters do not change (its next word was unsure, or phrases
+/// are off). Only when `g` was too unsure for a phrase (below `phrase_threshold`) may the
+/// longer prefix, now surer, grow one: then the model is asked, as for a client that never saw `g`.
+/// `opts` must be the options `g` was made with. A correction (`replace` > 0) is never typed through.
+pub fn typed_through(g: &Ghost, typed: &str, opts: &GhostOptions) -> TypedThrough {
+    if g.replace > 0 || typed.is_empty() || g.insert.len() <= typed.len() {
+        return TypedThrough::AskModel;
+    }
+    let Some(rest) = g.insert.strip_prefix(typed) else { return TypedThrough::AskModel };
+    // Typing through stays inside the first word (a space typed starts the next word's search).
+    let first_word_end = g.insert.char_indices().skip(1).find(|&(_, c)| !is_word_char(c)).map_or(g.insert.len(), |(i, _)| i);
+    if typed.len() >= first_word_end || !typed.chars().all(is_word_char) {
+        return TypedThrough::AskModel;
+    }
+    let phrase_settled = g.words > 1 || opts.max_words <= 1 || g.probability >= opts.phrase_threshold;
+    if !phrase_settled {
+        return TypedThrough::AskModel;
+    }
+    // Inside the first word, with a letter or more of it left: enough to show (adds_enough).
+    TypedThrough::Shows(Ghost { insert: rest.to_string(), ..g.clone() })
 }
 
 /// Keys other than letters that often end a word: after a word, the step for the mark's token
@@ -291,4 +342,42 @@ fn corrected(
         return Ok(None);
     }
     Ok(Some(Ghost { insert: match_case(&cands[best].word, word), replace: word.len(), probability: p, words: 1 }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(insert: &str, probability: f32, words: usize) -> Ghost {
+        Ghost { insert: insert.into(), replace: 0, probability, words }
+    }
+
+    #[test]
+    fn typing_through_a_suggestion_answers_what_the_model_would() {
+        let o = GhostOptions::default();
+        // A word sure enough for a phrase, none grown: the rest stands while it adds enough.
+        assert_eq!(typed_through(&g("elp", 0.9, 1), "e", &o), TypedThrough::Shows(g("lp", 0.9, 1)));
+        assert_eq!(typed_through(&g("elp", 0.9, 1), "el", &o), TypedThrough::Shows(g("p", 0.9, 1)), "to the word's last letter");
+        // A phrase grown: its words follow the first word whatever was typed of it.
+        assert_eq!(typed_through(&g("elp you", 0.9, 2), "el", &o), TypedThrough::Shows(g("p you", 0.9, 2)));
+        // Too unsure for a phrase: the longer prefix may be sure enough to grow one.
+        assert_eq!(typed_through(&g("elp", 0.6, 1), "e", &o), TypedThrough::AskModel);
+        assert_eq!(typed_through(&g("elp", 0.6, 1), "e", &GhostOptions { max_words: 1, ..o }), TypedThrough::Shows(g("lp", 0.6, 1)));
+        // Something else typed, the whole word typed, a space typed, a correction: the model decides.
+        assert_eq!(typed_through(&g("elp", 0.9, 1), "a", &o), TypedThrough::AskModel);
+        assert_eq!(typed_through(&g("elp you", 0.9, 2), "elp", &o), TypedThrough::AskModel);
+        assert_eq!(typed_through(&g("elp you", 0.9, 2), "elp ", &o), TypedThrough::AskModel);
+        assert_eq!(typed_through(&Ghost { replace: 3, ..g("receive", 0.9, 1) }, "r", &o), TypedThrough::AskModel);
+        assert_eq!(typed_through(&g("elp", 0.9, 1), "", &o), TypedThrough::AskModel);
+    }
+
+    #[test]
+    fn a_suggestion_must_add_enough() {
+        let o = GhostOptions::default();
+        assert!(adds_enough("p", true, &o), "the last letter of a word being typed");
+        assert!(!adds_enough("I", false, &o), "a one-letter next word is not worth a key");
+        assert!(!adds_enough(" I", false, &o), "a leading space does not count");
+        assert!(adds_enough(" it", false, &o));
+        assert!(adds_enough("p you", true, &o));
+    }
 }

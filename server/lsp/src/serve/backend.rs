@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use laya_decide::{Ghost, GhostOptions, Issue, IssueKind, SuggestionKind};
+use laya_decide::{Ghost, GhostOptions, Issue, IssueKind, SuggestionKind, TypedThrough};
 use laya_text::{Document, PositionEncoding};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -19,11 +19,11 @@ use tower_lsp_server::{Client, LanguageServer};
 use super::engine::{CheckText, Engine, Job, JobError, Reply};
 use super::settings::Settings;
 
-/// Characters of context the model sees before the cursor: the window's start (its anchor)
-/// stays put while the cursor is within MAX of it, so each keystroke reuses the cached prefix;
-/// past MAX it moves to a sentence start about MIN before the cursor.
+/// Characters of context the model sees before the cursor, from MIN to MAX: see [`window_start`].
 const WINDOW_MIN: usize = 600;
 const WINDOW_MAX: usize = 1500;
+/// How far the cursor moves before the window's start moves (MAX - MIN).
+const WINDOW_STEP: usize = WINDOW_MAX - WINDOW_MIN;
 /// Documents longer than this many characters are kept in sync and get ghost text and
 /// completions, but no spelling diagnostics: a check reads the whole document (paragraph
 /// hashes, repeated words), which would hold up every other document for a 20 MB file.
@@ -41,15 +41,26 @@ struct Doc {
     language: String,
     /// Words the user chose to ignore in this document (lower case).
     ignored: HashSet<String>,
-    /// Char index where the model's context window starts.
+    /// Char index where the model's context window starts: the last [`window_start`], a
+    /// function of the text and the cursor (kept for the check of the edited paragraph, which
+    /// runs in the same window).
     anchor: usize,
-    /// Issues of each paragraph text already checked (by hash of the text).
+    /// Issues of each paragraph text already checked (by hash of the text). Rule: keyed by the
+    /// text and the words left alone, so a result stands exactly while what it read does.
     checked: HashMap<u64, Checked>,
-    /// The last ghost text shown: cursor char index and text.
-    shown: Option<(usize, String)>,
+    /// The last ghost text answered, and what the writer has typed of it since. Rule: it
+    /// answers a later request itself only where the model would answer the same
+    /// ([`laya_decide::typed_through`]), so a client that asks at every key and one that asks
+    /// once after a burst see the same ghost text for the same text and cursor.
+    shown: Option<Shown>,
     /// Ghost texts the writer typed past (cursor char index, text): not shown there again.
+    /// Rule: only a suggestion that stood on screen for REJECTED_AFTER before the writer typed
+    /// something else is rejected; one a fast typist typed over as it appeared was never read,
+    /// and whether a client happened to ask for it must not hide it later.
     rejected: HashSet<(usize, String)>,
-    /// Char index just after the last edit (the word being typed is not flagged yet).
+    /// Char index just after the last edit. Rule: a misspelling that ends there, at the end of
+    /// the text, is the word being typed and is not flagged until the writer moves past it
+    /// (an edit elsewhere counts as moving past it).
     last_edit: usize,
     /// Over MAX_CHECKED_CHARS: not checked (the writer was told once).
     too_long: bool,
@@ -156,6 +167,59 @@ fn job_error(e: JobError) -> Error {
     }
 }
 
+/// How long a ghost text must have been on show before typing something else rejects it: about
+/// the time it takes to read a word (a fast typist's keys come every 40-100 ms).
+const REJECTED_AFTER: Duration = Duration::from_millis(300);
+
+/// The last ghost text answered for a document.
+struct Shown {
+    /// Char index of the cursor it was answered at.
+    at: usize,
+    ghost: Ghost,
+    opts: GhostOptions,
+    /// What the writer typed at `at` since, all of it a prefix of the suggestion.
+    typed: String,
+    /// When it was answered (the client shows it from about then).
+    since: std::time::Instant,
+}
+
+impl Shown {
+    /// Char index of the cursor after what was typed of it.
+    fn cursor(&self) -> usize {
+        self.at + self.typed.chars().count()
+    }
+
+    /// The text on show now at [`Shown::cursor`].
+    fn rest(&self) -> &str {
+        self.ghost.insert.strip_prefix(self.typed.as_str()).unwrap_or_default()
+    }
+}
+
+/// The ghost options of the user's settings.
+fn ghost_opts(s: &Settings) -> GhostOptions {
+    GhostOptions { threshold: s.threshold, ..GhostOptions::default() }
+}
+
+/// Where the model's context window for a cursor at char `to` starts: a function of the text
+/// and the cursor alone, so that what a suggestion reads does not depend on where the cursor
+/// was when a client last asked. The whole text up to WINDOW_MAX; past that, the start of the
+/// sentence holding the last multiple of WINDOW_STEP at least WINDOW_MIN before the cursor
+/// (after a space near it when no sentence starts near: a very long line). It stays put while
+/// the cursor moves within a WINDOW_STEP, so each keystroke reuses the cached prefix, and the
+/// window holds WINDOW_MIN to WINDOW_MAX characters (and the rest of that first sentence).
+fn window_start(doc: &Document, to: usize) -> usize {
+    if to <= WINDOW_MAX {
+        return 0;
+    }
+    let grid = (to - WINDOW_MIN) / WINDOW_STEP * WINDOW_STEP;
+    let anchor = doc.sentence_start_before(grid).min(to);
+    if to - anchor <= WINDOW_MAX + WINDOW_MIN {
+        return anchor;
+    }
+    let skip = doc.rope().chars_at(grid).take(100).position(char::is_whitespace).map_or(0, |n| n + 1);
+    (grid + skip).min(to)
+}
+
 /// What tower-lsp-server serves: a handle on the shared state.
 pub struct Backend(Arc<Inner>);
 
@@ -245,18 +309,11 @@ impl Inner {
         self.recheck_all();
     }
 
-    /// Keeps `d`'s context window ending at char `to`: its start stays put unless `to` is before it
-    /// or more than WINDOW_MAX past it; then it moves to a sentence start about WINDOW_MIN back.
+    /// Sets `d`'s context window to end at char `to` ([`window_start`]), counting the moves of
+    /// its start (each one prefills the new window).
     fn window_to(&self, d: &mut Doc, to: usize) {
-        if d.anchor > to || to - d.anchor > WINDOW_MAX {
-            let mut anchor = d.doc.sentence_start_before(to.saturating_sub(WINDOW_MIN)).min(to);
-            if to - anchor > WINDOW_MAX {
-                // No sentence starts near (a very long line): start after a space instead.
-                let from = to.saturating_sub(WINDOW_MIN);
-                let rope = d.doc.rope();
-                let skip = rope.chars_at(from).take(100).position(char::is_whitespace).map_or(0, |n| n + 1);
-                anchor = (from + skip).min(to);
-            }
+        let anchor = window_start(&d.doc, to);
+        if anchor != d.anchor {
             d.anchor = anchor;
             self.reanchors.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -487,11 +544,16 @@ impl Backend {
             let cursor = d.doc.offset_of(to_pos(pos), enc);
             let automatic = params.context.trigger_kind == InlineCompletionTriggerKind::AUTOMATIC;
             if automatic && params.context.selected_completion_info.is_none() {
-                if let Some((at, rest)) = &d.shown {
-                    if *at == cursor {
-                        // The writer is typing what the last suggestion said: the rest still stands.
-                        let item = InlineCompletionItem { insert_text: rest.clone(), filter_text: None, range: None, command: None, insert_text_format: None };
-                        return Ok(Some(InlineCompletionResponse::List(InlineCompletionList { items: vec![item] })));
+                if let Some(sh) = d.shown.as_ref().filter(|sh| sh.cursor() == cursor && sh.opts == ghost_opts(&s)) {
+                    // The writer is typing what the last suggestion said: its rest is what the
+                    // model would say again, when that is known without it.
+                    if let TypedThrough::Shows(g) = laya_decide::typed_through(&sh.ghost, &sh.typed, &sh.opts) {
+                        let items = if d.rejected.contains(&(cursor, g.insert.clone())) {
+                            vec![]
+                        } else {
+                            vec![InlineCompletionItem { insert_text: g.insert, filter_text: None, range: None, command: None, insert_text_format: None }]
+                        };
+                        return Ok(Some(InlineCompletionResponse::List(InlineCompletionList { items })));
                     }
                 }
             }
@@ -528,7 +590,7 @@ impl Backend {
                 let (start_char, text) = replacement(&before, &prefix, replace_from, g.replace, &g.insert);
                 let range = Range::new(from_pos(d.doc.position_of(start_char, enc)), pos);
                 let full = if g.replace > 0 || !prefix.is_empty() { Some(range) } else { None };
-                d.shown = Some((cursor, g.insert.clone()));
+                d.shown = Some(Shown { at: cursor, ghost: g.clone(), opts: ghost_opts(&s), typed: String::new(), since: std::time::Instant::now() });
                 items.push(InlineCompletionItem { insert_text: text, filter_text: None, range: full, command: None, insert_text_format: None });
             }
         }
@@ -619,7 +681,7 @@ fn ghost_job(s: &Settings, uri: &str, version: i32, before: String, after: Strin
         version,
         before,
         after,
-        opts: GhostOptions { threshold: s.threshold, ..GhostOptions::default() },
+        opts: ghost_opts(s),
         ahead: s.work_ahead,
         check_from,
         deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
@@ -827,14 +889,20 @@ impl LanguageServer for Backend {
                 line_break_at = (edit.removed_chars() == 0 && ch.text.ends_with('\n')).then_some(edit.new_end_char);
                 // Typing what a shown ghost text says keeps the rest of it on show; typing
                 // something else rejects it there.
-                if let Some((at, text)) = d.shown.take() {
+                if let Some(mut sh) = d.shown.take() {
+                    let at = sh.cursor();
                     if edit.start_char == at && edit.removed_chars() == 0 && !ch.text.is_empty() {
-                        match text.strip_prefix(ch.text.as_str()) {
-                            Some(rest) if !rest.is_empty() => d.shown = Some((edit.new_end_char, rest.to_string())),
-                            Some(_) => {}
-                            None => {
-                                d.rejected.insert((at, text));
+                        match sh.rest().strip_prefix(ch.text.as_str()) {
+                            Some(rest) if !rest.is_empty() => {
+                                sh.typed.push_str(&ch.text);
+                                d.shown = Some(sh);
                             }
+                            Some(_) => {}
+                            None if sh.since.elapsed() >= REJECTED_AFTER => {
+                                let rest = sh.rest().to_string();
+                                d.rejected.insert((at, rest));
+                            }
+                            None => {}
                         }
                     }
                 }
@@ -1113,7 +1181,30 @@ impl LanguageServer for Backend {
 
 #[cfg(test)]
 mod tests {
-    use super::replacement;
+    use super::*;
+
+    #[test]
+    fn the_context_window_depends_on_the_text_and_the_cursor_alone() {
+        let sentence = "The quick brown fox jumps over the lazy dog again. ";
+        let doc = Document::new(&sentence.repeat(100), 1);
+        let len = doc.len_chars();
+        assert_eq!(window_start(&doc, WINDOW_MAX), 0, "a short text is read whole");
+        let mut moves = 0;
+        let mut last = 0;
+        for to in (WINDOW_MAX..len).step_by(7) {
+            let start = window_start(&doc, to);
+            assert!(to - start >= WINDOW_MIN.min(to) && to - start <= WINDOW_MAX + sentence.len(), "{to}: {start}");
+            assert_eq!(doc.sentence_start_before(start), start, "{to}: starts a sentence");
+            moves += usize::from(start != last);
+            last = start;
+        }
+        assert!(moves <= (len - WINDOW_MAX) / WINDOW_STEP + 1, "it moves once a step, not at every key: {moves}");
+        // A line with no sentence start in reach: after a space near the grid point.
+        let doc = Document::new(&"word ".repeat(1000), 1);
+        let start = window_start(&doc, 4000);
+        assert!((WINDOW_MIN..=WINDOW_MAX).contains(&(4000 - start)), "{start}");
+        assert_eq!(doc.rope().char(start - 1), ' ');
+    }
 
     #[test]
     fn an_inline_item_replaces_only_what_its_suggestion_replaces() {

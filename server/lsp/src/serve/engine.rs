@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use dashmap::DashMap;
-use laya_decide::{Ghost, GhostOptions, Issue, Ranked, Speller, Suggestion, Vocab};
+use laya_decide::{Ghost, GhostOptions, Issue, Ranked, Speller, Suggestion, TypedThrough, Vocab};
 use laya_model::{KvCache, Model};
 
 use super::pace::{Pace, Work};
@@ -249,20 +249,30 @@ struct Worker {
     caches: HashMap<String, DocCache>,
     /// Documents that have had a cache (to tell a miss from a first use).
     seen: HashSet<String>,
-    /// Each document's last ghost text and the text it followed.
-    last_ghost: HashMap<String, (String, Ghost)>,
+    /// Each document's last ghost text, the text it followed and the options it was made with.
+    /// Rule: it only answers a later key when it is what the model would answer there
+    /// (laya_decide::typed_through); it never makes an answer depend on which keys were asked.
+    last_ghost: HashMap<String, (String, Ghost, GhostOptions)>,
     check_cache: KvCache,
     budget: usize,
     versions: Arc<DashMap<String, i32>>,
     urgent: Arc<AtomicUsize>,
     stats: Stats,
     /// Ghost text to work out while nothing else waits: see [`Worker::speculate`].
+    /// Rule for all work done ahead (this, `check_ahead`, `letters`): it only fills the
+    /// document's cache (kept steps) and the speller's memo with what the next job would compute
+    /// itself, so it changes how fast an answer comes, never what it is. The one exception is
+    /// rounding: a step run alone and the same step in a batch of several go through different
+    /// kernels (up to 2e-3 in a log-prob on AVX2, ~1e-4 with AVX-512), so a probability within
+    /// that of a threshold may fall either side. Caches evicted under the memory budget, and
+    /// the kept steps an earlier key left, are the same kind of thing.
     ahead: Option<Speculation>,
     /// Words of a paragraph to score while nothing else waits: see [`Worker::check_ahead`].
     check_ahead: Option<CheckAhead>,
     /// Steps for the next letter to run while nothing else waits: see [`Worker::letter_ahead`].
     letters: Option<Letters>,
     /// The writer's pace and what idle work costs, so idle work does not run into the next key.
+    /// Rule: it decides only whether and when idle work runs, never an answer.
     pace: Pace,
 }
 
@@ -406,6 +416,10 @@ impl Worker {
                     })
                 });
             let old = job.doc_version().is_some_and(|(d, v)| self.versions.get(d).is_some_and(|cur| *cur > v));
+            // Rule: a suggestion that waited past the latency budget is answered with nothing,
+            // whatever it would have said (it would only distract now); a newer job for the
+            // same document supersedes it. Both depend on timing by design; with a budget longer
+            // than the queue's wait, answers depend on the text and the cursor alone.
             let late = matches!(&job, Job::Ghost { deadline, .. } | Job::Complete { deadline, .. } if Instant::now() > *deadline);
             // A job for a document closed meanwhile (its Close may have gone first) would
             // only make a cache nobody frees.
@@ -632,22 +646,25 @@ impl Worker {
                     after: after.clone(),
                     opts,
                 });
-                // Typing what the last suggestion said keeps the rest of it: no model work.
-                if let Some((b0, g0)) = self.last_ghost.get(&doc) {
-                    if let Some(typed) = before.strip_prefix(b0.as_str()) {
-                        if g0.replace == 0 && !typed.is_empty() && g0.insert.len() > typed.len() && g0.insert.starts_with(typed) {
-                            let g = Ghost { insert: g0.insert[typed.len()..].to_string(), ..g0.clone() };
-                            self.stats.reused_suggestions += 1;
-                            if ahead {
-                                self.letters = Some(letters(Some(&g)));
-                            }
-                            if completes_word(&g) {
-                                self.ahead = None;
-                            }
-                            let _ = reply.send(Ok(Some(g)));
-                            return;
-                        }
+                // Typing what the last suggestion said: its rest is what the model would say
+                // again, when that is known without it (see laya_decide::typed_through). The
+                // answer is the same as for a client that never asked about the earlier keys.
+                let known = self.last_ghost.get(&doc).filter(|(_, _, o)| *o == opts).and_then(|(b0, g0, _)| {
+                    match laya_decide::typed_through(g0, before.strip_prefix(b0.as_str())?, &opts) {
+                        TypedThrough::Shows(g) => Some(g),
+                        TypedThrough::AskModel => None,
                     }
+                });
+                if let Some(g) = known {
+                    self.stats.reused_suggestions += 1;
+                    if ahead {
+                        self.letters = Some(letters(Some(&g)));
+                    }
+                    if completes_word(&g) {
+                        self.ahead = None;
+                    }
+                    let _ = reply.send(Ok(Some(g)));
+                    return;
                 }
                 let mut cache = self.doc_cache(&doc);
                 let r = self.model().and_then(|m| {
@@ -665,7 +682,7 @@ impl Worker {
                 }
                 match &r {
                     Ok(Some(g)) => {
-                        self.last_ghost.insert(doc.clone(), (before, g.clone()));
+                        self.last_ghost.insert(doc.clone(), (before, g.clone(), opts));
                     }
                     _ => {
                         self.last_ghost.remove(&doc);
