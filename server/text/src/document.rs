@@ -371,6 +371,43 @@ impl Document {
         self.rope.slice(start..end).chars().all(char::is_whitespace)
     }
 
+    /// Char index where the paragraph holding char `at` starts (the first of its run of
+    /// non-blank lines, as [`crate::paragraphs`] splits a text), or None when `at` is on a
+    /// blank line.
+    pub fn paragraph_start(&self, at: usize) -> Option<usize> {
+        let blank = |l: usize| self.rope.line(l).chars().all(char::is_whitespace);
+        let mut line = self.rope.char_to_line(at.min(self.rope.len_chars()));
+        if blank(line) {
+            return None;
+        }
+        while line > 0 && !blank(line - 1) {
+            line -= 1;
+        }
+        Some(self.rope.line_to_char(line))
+    }
+
+    /// Where a model's context window for a cursor at char `to` starts, between `min` and
+    /// `max` characters before it: a function of the text and the cursor alone, so that what
+    /// a suggestion reads does not depend on where the cursor was when it was last asked. The
+    /// whole text up to `max`; past that, the start of the sentence holding the last multiple
+    /// of `max - min` at least `min` before the cursor (after a space near it when no sentence
+    /// starts near: a very long line). It stays put while the cursor moves within `max - min`
+    /// characters, so each keystroke reuses a cache of the window's text.
+    pub fn window_start(&self, to: usize, min: usize, max: usize) -> usize {
+        let to = to.min(self.rope.len_chars());
+        let step = max.saturating_sub(min).max(1);
+        if to <= max {
+            return 0;
+        }
+        let grid = (to - min) / step * step;
+        let anchor = self.sentence_start_before(grid).min(to);
+        if to - anchor <= max + min {
+            return anchor;
+        }
+        let skip = self.rope.chars_at(grid).take(100).position(char::is_whitespace).map_or(0, |n| n + 1);
+        (grid + skip).min(to)
+    }
+
     /// Char index where the sentence containing `char_idx` starts, looking only at the text
     /// before `char_idx`: just after the whitespace that follows a sentence end (`.`, `!`,
     /// `?` or `…`, then any closing quotes or brackets, then whitespace; or `。`, `！`, `？`

@@ -1,6 +1,6 @@
-//! Text without a model or a protocol: the open document (a rope with LSP positions), what
-//! counts as a word character and as prose, where the word being
-//! typed at the end of a text starts, and how a text splits around it.
+//! Text without a model or a protocol: the open document (a rope with LSP positions, its
+//! paragraphs, sentences and context windows), what counts as a word character and as prose,
+//! where the word being typed at the end of a text starts, and how a text splits around it.
 
 pub mod document;
 
@@ -8,6 +8,30 @@ pub use document::{Document, Edit, Position, PositionEncoding, Range, TextError}
 
 mod prose;
 pub use prose::{is_prose_at, prose_mask, words, ProseMask};
+
+/// Paragraphs of a text (runs of non-blank lines; a blank line is empty or whitespace only):
+/// (first char index, text with its line breaks), in order.
+pub fn paragraphs(text: &str) -> Vec<(usize, String)> {
+    let mut out = vec![];
+    let mut cur: Option<(usize, String)> = None;
+    let mut at = 0usize;
+    for line in text.split_inclusive('\n') {
+        let n = line.chars().count();
+        if line.trim().is_empty() {
+            if let Some(p) = cur.take() {
+                out.push(p);
+            }
+        } else {
+            match &mut cur {
+                Some((_, t)) => t.push_str(line),
+                None => cur = Some((at, line.to_string())),
+            }
+        }
+        at += n;
+    }
+    out.extend(cur);
+    out
+}
 
 /// Letters, digits, and the apostrophes inside words ("don't", "l’été").
 pub fn is_word_char(c: char) -> bool {

@@ -641,3 +641,45 @@ fn edits_on_a_20_mb_document_do_not_copy_it() {
     // about 50 µs each in a debug build.
     assert!(elapsed.as_secs_f64() < 5.0, "10,000 edits took {elapsed:?}");
 }
+
+/// What the language server uses: 600 to 1,500 characters before the cursor.
+const MIN: usize = 600;
+const MAX: usize = 1500;
+
+#[test]
+fn the_context_window_depends_on_the_text_and_the_cursor_alone() {
+    let sentence = "The quick brown fox jumps over the lazy dog again. ";
+    let doc = Document::new(&sentence.repeat(100), 1);
+    let len = doc.len_chars();
+    assert_eq!(doc.window_start(MAX, MIN, MAX), 0, "a short text is read whole");
+    let mut moves = 0;
+    let mut last = 0;
+    for to in (MAX..len).step_by(7) {
+        let start = doc.window_start(to, MIN, MAX);
+        assert!(to - start >= MIN.min(to) && to - start <= MAX + sentence.len(), "{to}: {start}");
+        assert_eq!(doc.sentence_start_before(start), start, "{to}: starts a sentence");
+        moves += usize::from(start != last);
+        last = start;
+    }
+    assert!(moves <= (len - MAX) / (MAX - MIN) + 1, "it moves once a step, not at every key: {moves}");
+    // A line with no sentence start in reach: after a space near the grid point.
+    let doc = Document::new(&"word ".repeat(1000), 1);
+    let start = doc.window_start(4000, MIN, MAX);
+    assert!((MIN..=MAX).contains(&(4000 - start)), "{start}");
+    assert_eq!(doc.rope().char(start - 1), ' ');
+}
+
+#[test]
+fn paragraphs_and_their_starts_agree() {
+    let text = "Title\n\nFirst line\nsecond line\n  \t\nLast";
+    let ps = laya_text::paragraphs(text);
+    assert_eq!(ps, [(0, "Title\n".to_string()), (7, "First line\nsecond line\n".to_string()), (34, "Last".to_string())]);
+    let doc = Document::new(text, 1);
+    for (start, p) in &ps {
+        for i in 0..p.chars().count() {
+            assert_eq!(doc.paragraph_start(start + i), Some(*start), "{i} into {p:?}");
+        }
+    }
+    assert_eq!(doc.paragraph_start(6), None, "a blank line");
+    assert_eq!(doc.paragraph_start(31), None, "a line of spaces is blank");
+}

@@ -28,14 +28,14 @@ pub struct Client {
     pub errors: Arc<Mutex<HashMap<String, usize>>>,
     pub messages: Arc<Mutex<Vec<String>>>,
     pub diagnostics: Arc<Mutex<usize>>,
-    engine: super::engine::Engine,
+    engine: laya_engine::Engine,
 }
 
 impl Client {
     pub async fn start(encodings: &[&str]) -> anyhow::Result<Client> {
         let (client_io, server_io) = tokio::io::duplex(1 << 22);
         let (server_read, server_write) = tokio::io::split(server_io);
-        let (service, socket, engine) = super::service();
+        let (service, socket, engine) = super::service(None);
         tokio::spawn(super::serve_on(server_read, server_write, service, socket));
         let (client_read, mut client_write) = tokio::io::split(client_io);
         let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();

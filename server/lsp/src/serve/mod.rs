@@ -5,13 +5,15 @@
 
 mod backend;
 mod client;
-mod engine;
-mod pace;
+mod diagnostics;
 pub mod guard;
+mod handlers;
+mod proto;
 pub mod replay;
 mod settings;
 pub mod stress;
 
+use laya_engine::{Engine, EngineOptions};
 use tower_lsp_server::{ClientSocket, LspService, Server};
 
 pub use settings::Settings;
@@ -24,10 +26,11 @@ pub struct Args {
 }
 
 /// The language service with its inference thread, ready to serve on any transport, and the
-/// engine handle whose `stop` must be called once serving is over.
-pub fn service() -> (LspService<backend::Backend>, ClientSocket, engine::Engine) {
+/// engine handle whose `stop` must be called once serving is over. `fault_panic_on`: the
+/// suite's fault seam (see [`laya_engine::EngineOptions`]).
+pub fn service(fault_panic_on: Option<String>) -> (LspService<backend::Backend>, ClientSocket, Engine) {
     let defaults = Settings::default();
-    let engine = engine::Engine::start(defaults.budget_bytes());
+    let engine = Engine::start(EngineOptions { budget_bytes: defaults.budget_bytes(), fault_panic_on });
     let handle = engine.clone();
     let (service, socket) = LspService::build(|client| backend::Backend::new(client, engine, defaults))
         .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
@@ -63,7 +66,9 @@ where
 
 pub fn run(_args: Args) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let (service, socket, engine) = service();
+    // The one environment read of the server, at its edge: the suite's fault seam.
+    let fault = std::env::var("LAYA_FAULT_PANIC_ON").ok().filter(|w| !w.is_empty());
+    let (service, socket, engine) = service(fault);
     rt.block_on(serve_on(tokio::io::stdin(), tokio::io::stdout(), service, socket));
     // The guard may still be waiting on stdin (a client that keeps it open after `exit`): a
     // plain drop of the runtime would wait for that read forever.

@@ -1,263 +1,52 @@
-//! The inference thread: the one owner of the model, the lexicon and every document's KV cache.
-//! Handlers send it a closed set of jobs and await the reply; jobs for an old version of a
-//! document, or whose requester has gone (a cancelled request), are dropped unanswered, and of
-//! several queued suggestion jobs for one document only the newest runs. When no job waits, it
-//! works out the ghost text the next keystroke will likely ask for ([`Worker::speculate`], for
-//! a space; [`Worker::letter_ahead`], for one more letter or a mark that ends the word, at the
-//! writer's pace).
+//! The inference thread's loop: the one owner of the model, the lexicon and every document's KV
+//! cache. It takes urgent jobs first, drops stale, superseded, late and abandoned ones, runs
+//! each inside catch_unwind (a panic fails that job only), and works ahead when idle (ahead.rs).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
 use dashmap::DashMap;
-use laya_decide::{Ghost, GhostOptions, Issue, Ranked, Speller, Suggestion, TypedThrough, Vocab};
+use laya_decide::{Ghost, GhostOptions, Speller, TypedThrough, Vocab};
 use laya_model::{KvCache, Model};
 
-use super::pace::{Pace, Work};
-use tokio::sync::oneshot;
+use crate::ahead::{completes_word, CheckAhead, Letters, Speculation};
+use crate::job::{Job, JobError, Stats};
+use crate::pace::{Pace, Work};
+use crate::EngineOptions;
 
-/// What went wrong with a job, for the handler to turn into an LSP answer.
-#[derive(Debug, Clone)]
-pub enum JobError {
-    /// A newer version of the document exists, or a newer request replaced this one.
-    Stale,
-    /// It waited for the model past its deadline (the latency budget): the moment has passed.
-    Late,
-    /// The model is not loaded (yet, or it failed to load).
-    NoModel(String),
-    Failed(String),
+pub(crate) struct DocCache {
+    pub(crate) cache: KvCache,
+    pub(crate) used: Instant,
 }
 
-pub type Reply<T> = oneshot::Sender<Result<T, JobError>>;
-
-/// A paragraph to check. The edited one comes with `window`: the document's text from the
-/// start of the ghost text's context window up to the paragraph, when the window starts at or
-/// before it; it is then checked after that text, on a fork of the document's cache.
-#[derive(Debug, Clone)]
-pub struct CheckText {
-    pub text: String,
-    pub window: Option<String>,
+pub(crate) struct Loaded {
+    pub(crate) model: Model,
+    pub(crate) vocab: Vocab,
+    pub(crate) name: String,
 }
 
-pub enum Job {
-    /// Loads (or reloads) the model and the lexicon.
-    Load { model: Option<PathBuf>, lexicon: Option<PathBuf>, reply: Reply<String> },
-    /// Ghost text after `before` (the context window up to the cursor); not started after
-    /// `deadline` (a suggestion that late would only distract).
-    /// `ahead`: whether the ghost text for a following space may be worked out while idle.
-    /// `check_from`: where in `before` the paragraph being typed starts, when its spelling check
-    /// runs in this window; its settled words may then be scored while idle.
-    Ghost {
-        doc: String,
-        version: i32,
-        before: String,
-        after: String,
-        opts: GhostOptions,
-        ahead: bool,
-        check_from: Option<usize>,
-        deadline: Instant,
-        reply: Reply<Option<Ghost>>,
-    },
-    /// Up to `n` completions after `before`; not started after `deadline`, like ghost text.
-    /// `check_from`: as for ghost text.
-    Complete { doc: String, version: i32, before: String, n: usize, check_from: Option<usize>, deadline: Instant, reply: Reply<Vec<Suggestion>> },
-    /// Issues of each paragraph. `ignored`: words to leave alone in this document; `repeated`:
-    /// words used more than once, left alone unless the lexicon knows them (a known word can
-    /// still be the wrong one: "their" for "there").
-    /// `asked`: when the check was asked for (its time counts from then).
-    Check {
-        doc: String,
-        version: i32,
-        paragraphs: Vec<CheckText>,
-        ignored: HashSet<String>,
-        repeated: HashSet<String>,
-        asked: Instant,
-        reply: Reply<Vec<Vec<Issue>>>,
-    },
-    Rank { context: String, candidates: Vec<String>, reply: Reply<Vec<Ranked>> },
-    /// Words the user added to the dictionary.
-    AddWords { words: Vec<String> },
-    /// The user dictionary's words, replacing those known before (its file changed).
-    SetUserWords { words: Vec<String> },
-    /// Frees a closed document's cache.
-    Close { doc: String },
-    SetBudget { bytes: usize },
-    Stats { reply: Reply<Stats> },
-    /// Ends the thread (after the job it is running): see [`Engine::stop`].
-    Stop,
-}
-
-impl Job {
-    fn doc_version(&self) -> Option<(&str, i32)> {
-        match self {
-            Job::Ghost { doc, version, .. } | Job::Complete { doc, version, .. } | Job::Check { doc, version, .. } => {
-                Some((doc, *version))
-            }
-            _ => None,
-        }
-    }
-
-    /// Jobs a writer is waiting for: they go before spelling checks. (Stats and Close too: they
-    /// are instant, a status request must not wait behind minutes of checks, and a closed
-    /// document's cache is freed at once.)
-    fn is_urgent(&self) -> bool {
-        matches!(self, Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. } | Job::Stats { .. } | Job::Close { .. })
-    }
-
-    /// A suggestion job: only the newest one per document is worth running.
-    fn is_suggestion(&self) -> bool {
-        matches!(self, Job::Ghost { .. } | Job::Complete { .. })
-    }
-
-    fn reply_closed(&self) -> bool {
-        match self {
-            Job::Ghost { reply, .. } => reply.is_closed(),
-            Job::Complete { reply, .. } => reply.is_closed(),
-            Job::Check { reply, .. } => reply.is_closed(),
-            Job::Rank { reply, .. } => reply.is_closed(),
-            _ => false,
-        }
-    }
-
-    fn drop_with(self, e: JobError) {
-        let e = Err(e);
-        match self {
-            Job::Ghost { reply, .. } => drop(reply.send(e.map(|_: ()| None))),
-            Job::Complete { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
-            Job::Check { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
-            Job::Rank { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
-            _ => {}
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Stats {
-    pub model: Option<String>,
-    pub documents_cached: usize,
-    pub cache_bytes: usize,
-    pub budget_bytes: usize,
-    pub jobs: u64,
-    pub stale_dropped: u64,
-    /// Ghost texts answered from the previous suggestion (the writer typed what it said).
-    pub reused_suggestions: u64,
-    /// Suggestion jobs for a document whose cache had been evicted (its context prefilled again).
-    pub cache_misses: u64,
-    /// Milliseconds the engine spent on recent ghost and check jobs (the last 2,000 of each;
-    /// checks that ran to the end, not those that gave way to a keystroke, each from the moment
-    /// it was asked, its wait for work in progress included).
-    pub ghost_ms: Vec<f64>,
-    pub check_ms: Vec<f64>,
-    /// Checks that gave way to a keystroke before the end (their rest is checked later).
-    pub checks_interrupted: u64,
-    /// Words scored ahead of the spelling check while idle, and the forwards that took.
-    pub checked_ahead: u64,
-    pub check_ahead_forwards: u64,
-    /// Forward passes, and token positions computed, by each recent ghost job (0 for one answered
-    /// from what the document's cache already held).
-    pub ghost_forwards: Vec<f64>,
-    pub ghost_tokens: Vec<f64>,
-    /// The same for whole spelling checks.
-    pub check_forwards: Vec<f64>,
-    pub check_tokens: Vec<f64>,
-    /// Ghost texts worked out ahead of the keystroke while idle, and the forwards they ran.
-    pub speculations: u64,
-    pub speculative_forwards: u64,
-    /// First steps of the next letter's search (or a mark's after the word) run while idle (a
-    /// forward each), and those the writer's pace left no time for.
-    pub letter_steps: u64,
-    pub letter_steps_skipped: u64,
-}
-
-/// The handle handlers hold.
-#[derive(Clone)]
-pub struct Engine {
-    tx: mpsc::Sender<Job>,
-    /// The inference thread, joined by [`Engine::stop`].
-    thread: Arc<std::sync::Mutex<Option<std::thread::JoinHandle<()>>>>,
-    /// Suggestion jobs sent and not yet started: a running check yields to them.
-    urgent: Arc<AtomicUsize>,
-    /// The newest version of each open document, written by the text-sync handlers.
-    pub versions: Arc<DashMap<String, i32>>,
-}
-
-impl Engine {
-    /// Starts the inference thread (nothing loaded until a `Load` job).
-    pub fn start(budget_bytes: usize) -> Self {
-        let (tx, rx) = mpsc::channel();
-        let versions: Arc<DashMap<String, i32>> = Arc::new(DashMap::new());
-        let v = versions.clone();
-        let urgent = Arc::new(AtomicUsize::new(0));
-        let u = urgent.clone();
-        let thread = std::thread::Builder::new()
-            .name("laya-inference".into())
-            .spawn(move || Worker::new(budget_bytes, v, u).run(rx))
-            .expect("spawning the inference thread");
-        Self { tx, thread: Arc::new(std::sync::Mutex::new(Some(thread))), urgent, versions }
-    }
-
-    /// Stops the inference thread and waits for it. Call before the process exits: a thread
-    /// still inside MLX while the C++ runtime tears down its statics aborts the process
-    /// (seen as SIGABRT after `exit`, about one run in ten).
-    pub fn stop(&self) {
-        let _ = self.tx.send(Job::Stop);
-        let handle = self.thread.lock().ok().and_then(|mut t| t.take());
-        if let Some(h) = handle {
-            let _ = h.join();
-        }
-    }
-
-    pub fn send(&self, job: Job) {
-        if job.is_urgent() {
-            self.urgent.fetch_add(1, Ordering::AcqRel);
-        }
-        // The thread only ends with the process; a send error means it panicked: say so.
-        if self.tx.send(job).is_err() {
-            tracing::error!("the inference thread is gone");
-        }
-    }
-
-    /// Sends a job built around a fresh reply channel and awaits its answer.
-    pub async fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> Job) -> Result<T, JobError> {
-        let (tx, rx) = oneshot::channel();
-        self.send(make(tx));
-        // The reply is dropped unanswered when the job panicked (or the thread is gone).
-        rx.await.unwrap_or_else(|_| Err(JobError::Failed("the decision failed inside Laya; the server log says why".into())))
-    }
-}
-
-struct DocCache {
-    cache: KvCache,
-    used: Instant,
-}
-
-struct Loaded {
-    model: Model,
-    vocab: Vocab,
-    name: String,
-}
-
-struct Worker {
-    loaded: Option<Loaded>,
-    load_error: String,
-    speller: Option<Speller>,
-    user_words: Vec<String>,
-    caches: HashMap<String, DocCache>,
+pub(crate) struct Worker {
+    pub(crate) loaded: Option<Loaded>,
+    pub(crate) load_error: String,
+    pub(crate) speller: Option<Speller>,
+    pub(crate) user_words: Vec<String>,
+    pub(crate) caches: HashMap<String, DocCache>,
     /// Documents that have had a cache (to tell a miss from a first use).
-    seen: HashSet<String>,
+    pub(crate) seen: HashSet<String>,
     /// Each document's last ghost text, the text it followed and the options it was made with.
     /// Rule: it only answers a later key when it is what the model would answer there
     /// (laya_decide::typed_through); it never makes an answer depend on which keys were asked.
-    last_ghost: HashMap<String, (String, Ghost, GhostOptions)>,
-    check_cache: KvCache,
-    budget: usize,
-    versions: Arc<DashMap<String, i32>>,
-    urgent: Arc<AtomicUsize>,
-    stats: Stats,
+    pub(crate) last_ghost: HashMap<String, (String, Ghost, GhostOptions)>,
+    pub(crate) check_cache: KvCache,
+    pub(crate) budget: usize,
+    /// See [`EngineOptions::fault_panic_on`].
+    pub(crate) fault_panic_on: Option<String>,
+    pub(crate) versions: Arc<DashMap<String, i32>>,
+    pub(crate) urgent: Arc<AtomicUsize>,
+    pub(crate) stats: Stats,
     /// Ghost text to work out while nothing else waits: see [`Worker::speculate`].
     /// Rule for all work done ahead (this, `check_ahead`, `letters`): it only fills the
     /// document's cache (kept steps) and the speller's memo with what the next job would compute
@@ -266,62 +55,21 @@ struct Worker {
     /// kernels (up to 2e-3 in a log-prob on AVX2, ~1e-4 with AVX-512), so a probability within
     /// that of a threshold may fall either side. Caches evicted under the memory budget, and
     /// the kept steps an earlier key left, are the same kind of thing.
-    ahead: Option<Speculation>,
+    pub(crate) ahead: Option<Speculation>,
     /// Words of a paragraph to score while nothing else waits: see [`Worker::check_ahead`].
-    check_ahead: Option<CheckAhead>,
+    pub(crate) check_ahead: Option<CheckAhead>,
     /// Steps for the next letter to run while nothing else waits: see [`Worker::letter_ahead`].
-    letters: Option<Letters>,
+    pub(crate) letters: Option<Letters>,
     /// The writer's pace and what idle work costs, so idle work does not run into the next key.
     /// Rule: it decides only whether and when idle work runs, never an answer.
-    pace: Pace,
-}
-
-/// Most letters of the next keystroke whose first step is worked out while idle.
-const LETTERS_AHEAD: usize = 3;
-
-/// Whether `g` completes the word at the cursor. It is then at least `threshold` likely (0.5 by
-/// default), so the word more likely goes on than ends: the idle time goes to its next letters,
-/// not to the ghost text after a space ([`Speculation`]).
-fn completes_word(g: &Ghost) -> bool {
-    g.replace == 0 && g.insert.starts_with(laya_text::is_word_char)
-}
-
-/// The steps the next keystroke needs if it is one more letter of the word at the cursor, or a
-/// mark that ends it (",", ".").
-struct Letters {
-    doc: String,
-    version: i32,
-    before: String,
-    after: String,
-    opts: GhostOptions,
-    /// The letter the shown suggestion goes on with (typing it needs no model).
-    skip: Option<char>,
-    /// Planned, once the document's cache holds the context ([`laya_decide::letters_ahead`]).
-    plan: Option<VecDeque<laya_decide::LetterStep>>,
-}
-
-/// The paragraph being typed (`text[from..]`, after the window's earlier text), whose settled
-/// words a spelling check will ask about.
-struct CheckAhead {
-    doc: String,
-    version: i32,
-    text: String,
-    from: usize,
-}
-
-/// The ghost text a document will likely ask for next: the same text and a space, after a word
-/// the lexicon knows (the word may be finished).
-struct Speculation {
-    doc: String,
-    version: i32,
-    before: String,
-    after: String,
-    opts: GhostOptions,
+    pub(crate) pace: Pace,
 }
 
 impl Worker {
-    fn new(budget: usize, versions: Arc<DashMap<String, i32>>, urgent: Arc<AtomicUsize>) -> Self {
+    pub(crate) fn new(opts: EngineOptions, versions: Arc<DashMap<String, i32>>, urgent: Arc<AtomicUsize>) -> Self {
         Self {
+            budget: opts.budget_bytes,
+            fault_panic_on: opts.fault_panic_on,
             loaded: None,
             load_error: "the model is still loading".into(),
             speller: None,
@@ -330,7 +78,6 @@ impl Worker {
             last_ghost: HashMap::new(),
             seen: HashSet::new(),
             check_cache: KvCache::new(),
-            budget,
             versions,
             urgent,
             stats: Stats::default(),
@@ -341,7 +88,7 @@ impl Worker {
         }
     }
 
-    fn run(mut self, rx: mpsc::Receiver<Job>) {
+    pub(crate) fn run(mut self, rx: mpsc::Receiver<Job>) {
         let mut queue: VecDeque<Job> = VecDeque::new();
         loop {
             while let Ok(j) = rx.try_recv() {
@@ -432,32 +179,32 @@ impl Worker {
             self.stats.jobs += 1;
             // A panic inside a decision must not take the server down: it fails that job only.
             let (kind, t) = match &job {
-                Job::Ghost { .. } => (1, Instant::now()),
+                Job::Ghost { .. } => (Timed::Ghost, Instant::now()),
                 // A check's time counts from its asking: the writer waits for it through any
                 // work it queued behind.
-                Job::Check { asked, .. } => (2, *asked),
-                _ => (0, Instant::now()),
+                Job::Check { asked, .. } => (Timed::Check, *asked),
+                _ => (Timed::Other, Instant::now()),
             };
             let interrupted_before = self.stats.checks_interrupted;
             let forwards_before = self.loaded.as_ref().map(|l| l.model.forward_count());
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
             // A check grows the shared check cache without going through put_cache: keep the
             // total under the budget after every job (least recently used first).
-            self.evict("");
+            self.evict(None);
             let ms = t.elapsed().as_secs_f64() * 1e3;
+            let whole_check = kind == Timed::Check && self.stats.checks_interrupted == interrupted_before;
             let v = match kind {
-                1 => Some(&mut self.stats.ghost_ms),
-                2 if self.stats.checks_interrupted == interrupted_before => Some(&mut self.stats.check_ms),
+                Timed::Ghost => Some(&mut self.stats.ghost_ms),
+                Timed::Check if whole_check => Some(&mut self.stats.check_ms),
                 _ => None,
             };
             if let Some(v) = v {
                 keep_recent(v, ms);
             }
-            let whole_check = kind == 2 && self.stats.checks_interrupted == interrupted_before;
             if let (Some((f0, t0)), Some((f1, t1))) = (forwards_before, self.loaded.as_ref().map(|l| l.model.forward_count())) {
                 let counters = match kind {
-                    1 => Some((&mut self.stats.ghost_forwards, &mut self.stats.ghost_tokens)),
-                    2 if whole_check => Some((&mut self.stats.check_forwards, &mut self.stats.check_tokens)),
+                    Timed::Ghost => Some((&mut self.stats.ghost_forwards, &mut self.stats.ghost_tokens)),
+                    Timed::Check if whole_check => Some((&mut self.stats.check_forwards, &mut self.stats.check_tokens)),
                     _ => None,
                 };
                 if let Some((f, t)) = counters {
@@ -476,7 +223,7 @@ impl Worker {
         self.loaded.as_ref().ok_or_else(|| JobError::NoModel(self.load_error.clone()))
     }
 
-    fn doc_cache(&mut self, doc: &str) -> KvCache {
+    pub(crate) fn doc_cache(&mut self, doc: &str) -> KvCache {
         match self.caches.remove(doc) {
             Some(d) => d.cache,
             None => {
@@ -488,19 +235,19 @@ impl Worker {
         }
     }
 
-    fn put_cache(&mut self, doc: String, cache: KvCache) {
+    pub(crate) fn put_cache(&mut self, doc: String, cache: KvCache) {
         self.caches.insert(doc.clone(), DocCache { cache, used: Instant::now() });
-        self.evict(&doc);
+        self.evict(Some(&doc));
     }
 
     /// Least-recently-used eviction down to the budget, never the document just used.
-    fn evict(&mut self, keep: &str) {
+    fn evict(&mut self, keep: Option<&str>) {
         loop {
             let total: usize = self.caches.values().map(|d| d.cache.nbytes()).sum::<usize>() + self.check_cache.nbytes();
             if total <= self.budget {
                 return;
             }
-            let victim = self.caches.iter().filter(|(k, _)| k.as_str() != keep).min_by_key(|(_, d)| d.used).map(|(k, _)| k.clone());
+            let victim = self.caches.iter().filter(|(k, _)| Some(k.as_str()) != keep).min_by_key(|(_, d)| d.used).map(|(k, _)| k.clone());
             match victim {
                 Some(k) => {
                     tracing::debug!("evicting a document cache");
@@ -514,112 +261,13 @@ impl Worker {
         }
     }
 
-    /// Runs a [`Speculation`] and keeps only what it leaves in the document's cache: the kept
-    /// steps make the real keystroke's ghost text a lookup ([`laya_model::KvCache::lookahead`]),
-    /// the same suggestion without the forward. It runs only when no job waits, and not for a
-    /// document that changed meanwhile; a job that arrives during it waits for its end (one
-    /// forward or two).
-    fn speculate(&mut self, s: Speculation) {
-        if self.versions.get(&s.doc).is_none_or(|v| *v != s.version) || !self.caches.contains_key(&s.doc) {
-            return;
-        }
-        let Some(f0) = self.loaded.as_ref().map(|l| l.model.forward_count().0) else { return };
-        let mut cache = self.doc_cache(&s.doc);
-        let loaded = self.loaded.as_ref().expect("checked above");
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            laya_decide::ghost(&loaded.model, &loaded.vocab, self.speller.as_ref(), &mut cache, &s.before, &s.after, &s.opts)
-        }));
-        self.stats.speculations += 1;
-        self.stats.speculative_forwards += loaded.model.forward_count().0 - f0;
-        match r {
-            Ok(_) => self.put_cache(s.doc, cache),
-            Err(_) => tracing::error!("speculative ghost text panicked; the document's cache was dropped"),
-        }
-    }
-
-    /// Runs one step of the next letter's search, or of a mark after the word
-    /// ([`laya_decide::step_ahead`]), likeliest key first, and leaves the rest for the next idle
-    /// moment. It runs only when no job waits, for the same document version, and only when the
-    /// step should end well before the writer's next key is due (a job that arrives during it
-    /// waits for it).
-    fn letter_ahead(&mut self, mut l: Letters) {
-        if self.versions.get(&l.doc).is_none_or(|v| *v != l.version) || !self.caches.contains_key(&l.doc) {
-            return;
-        }
-        if !self.pace.fits(Work::Step) {
-            self.stats.letter_steps_skipped += l.plan.as_ref().map_or(1, |p| p.len()) as u64;
-            return;
-        }
-        let Some(loaded) = self.loaded.as_ref() else { return };
-        let Some(cache) = self.caches.get_mut(&l.doc).map(|d| &mut d.cache) else { return };
-        if l.plan.is_none() {
-            let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                laya_decide::letters_ahead(&loaded.model, &loaded.vocab, cache, &l.before, &l.after, &l.opts, LETTERS_AHEAD, l.skip)
-            }));
-            match plan {
-                Ok(Ok(p)) => l.plan = Some(p.into()),
-                Ok(Err(e)) => return tracing::warn!("planning the next letter's steps failed: {e}"),
-                Err(_) => return tracing::error!("planning the next letter's steps panicked"),
-            }
-        }
-        let Some(step) = l.plan.as_mut().and_then(VecDeque::pop_front) else { return };
-        let t = Instant::now();
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| laya_decide::step_ahead(&loaded.model, cache, &step)));
-        match r {
-            Ok(Ok(true)) => {
-                self.pace.note_cost(Work::Step, t.elapsed().as_secs_f64() * 1e3);
-                self.stats.letter_steps += 1;
-            }
-            Ok(Ok(false)) => {}
-            Ok(Err(e)) => return tracing::warn!("a step ahead for the next letter failed: {e}"),
-            Err(_) => {
-                self.caches.remove(&l.doc);
-                return tracing::error!("a step ahead for the next letter panicked; the document's cache was dropped");
-            }
-        }
-        if l.plan.as_ref().is_some_and(|p| !p.is_empty()) {
-            self.letters = Some(l);
-        }
-    }
-
-    /// Scores the settled words of the paragraph being typed ([`Speller::check_ahead`]) on a
-    /// fork of the document's cache, so that the spelling check after the writer's pause finds
-    /// them scored. It runs only when no job waits, not for a document that changed meanwhile,
-    /// and only while a word's forward (a few rows of several tokens, longer than a letter's
-    /// step) fits before the next key: mostly where the writer stops at the end of a sentence.
-    /// A job that arrives, or the time running out, stops it after the word it is scoring; what
-    /// is left waits for the next moment it fits.
-    fn check_ahead(&mut self, c: CheckAhead) {
-        if self.versions.get(&c.doc).is_none_or(|v| *v != c.version) {
-            return;
-        }
-        let (Some(loaded), Some(speller), Some(d)) = (self.loaded.as_ref(), self.speller.as_ref(), self.caches.get(&c.doc)) else { return };
-        let mut fork = d.cache.fork();
-        let f0 = loaded.model.forward_count().0;
-        let t = Instant::now();
-        let (urgent, pace) = (&self.urgent, &self.pace);
-        let interrupt = || urgent.load(Ordering::Acquire) > 0 || !pace.fits(Work::Check);
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| speller.check_ahead(&loaded.model, &mut fork, &c.text, c.from, &interrupt)));
-        let forwards = loaded.model.forward_count().0 - f0;
-        self.stats.check_ahead_forwards += forwards;
-        if forwards > 0 {
-            self.pace.note_cost(Work::Check, t.elapsed().as_secs_f64() * 1e3 / forwards as f64);
-        }
-        match r {
-            Ok(Ok(n)) => self.stats.checked_ahead += n as u64,
-            Ok(Err(laya_decide::DecideError::Interrupted)) => self.check_ahead = Some(c),
-            Ok(Err(e)) => tracing::warn!("scoring words ahead of the spelling check failed: {e}"),
-            Err(_) => tracing::error!("scoring words ahead of the spelling check panicked"),
-        }
-    }
-
     fn handle(&mut self, job: Job) {
         match job {
             Job::Load { model, lexicon, reply } => {
                 let _ = reply.send(self.load(model, lexicon));
             }
             Job::Ghost { doc, version, before, after, opts, ahead, check_from, reply, .. } => {
-                fault_point(&before);
+                self.fault_point(&before);
                 let started = Instant::now();
                 self.pace.note_key(&doc, &before, started);
                 self.letters = None;
@@ -783,7 +431,7 @@ impl Worker {
             }
             Job::SetBudget { bytes } => {
                 self.budget = bytes;
-                self.evict("");
+                self.evict(None);
             }
             Job::Stop => {}
             Job::Stats { reply } => {
@@ -794,6 +442,14 @@ impl Worker {
                 s.budget_bytes = self.budget;
                 let _ = reply.send(Ok(s));
             }
+        }
+    }
+
+    /// The suite's fault seam ([`EngineOptions::fault_panic_on`]): a suggestion whose context
+    /// holds that word panics, so a test can show a panic stays inside its job.
+    fn fault_point(&self, text: &str) {
+        if self.fault_panic_on.as_deref().is_some_and(|w| text.contains(w)) {
+            panic!("a planned panic in a decision (fault_panic_on)");
         }
     }
 
@@ -843,12 +499,10 @@ fn keep_recent(v: &mut Vec<f64>, x: f64) {
     v.push(x);
 }
 
-/// A test seam: with LAYA_FAULT_PANIC_ON=WORD in the environment, a suggestion whose context
-/// holds WORD panics, so that the suite can show a panic stays inside its job.
-fn fault_point(text: &str) {
-    static WORD: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    let word = WORD.get_or_init(|| std::env::var("LAYA_FAULT_PANIC_ON").ok().filter(|w| !w.is_empty()));
-    if word.as_deref().is_some_and(|w| text.contains(w)) {
-        panic!("LAYA_FAULT_PANIC_ON: a planned panic in a decision");
-    }
+/// Which jobs' time and forwards the stats keep.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Timed {
+    Ghost,
+    Check,
+    Other,
 }
