@@ -5,7 +5,6 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
 
 use laya_model::{KvCache, Model};
 use laya_text::{prose_mask, words};
@@ -120,25 +119,8 @@ const CONFUSION_SETS: &[&[&str]] = &[
     &["rain", "reign", "rein"],
 ];
 
-/// How sure the model must be before a correct-looking word is flagged: the best alternative's
-/// log-probability (with the text after it) must beat the word's by this many nats.
-/// Overridable with LAYA_REAL_WORD_MARGIN (for `laya eval context`).
-fn real_word_margin() -> f32 {
-    static N: OnceLock<f32> = OnceLock::new();
-    tunable(&N, "LAYA_REAL_WORD_MARGIN", 4.0)
-}
-
 /// How many of CONFUSION_SETS, from the top, are common slips.
 const COMMON_SETS: usize = 5;
-
-/// Nats taken off the margin between two words of a common set: a writer who typed "their"
-/// meant "they're" far more often than one who typed "angel" meant "angle", so less evidence
-/// from the model is needed (the prior of a noisy channel). Overridable with
-/// LAYA_COMMON_PRIOR_NATS (for `laya eval context`).
-fn common_prior_nats() -> f32 {
-    static N: OnceLock<f32> = OnceLock::new();
-    tunable(&N, "LAYA_COMMON_PRIOR_NATS", 1.5)
-}
 
 /// Whether `typed` for `meant` is one of the common slips (both words of one of the first
 /// COMMON_SETS; lower case).
@@ -146,21 +128,29 @@ fn common_slip(typed: &str, meant: &str) -> bool {
     CONFUSION_SETS[..COMMON_SETS].iter().any(|set| set.contains(&typed) && set.contains(&meant))
 }
 
-/// A correct-looking word is not scored against its alternatives when, right after the text
-/// before it, its first token is already this many nats likelier than every alternative's:
-/// the words after it would have to turn that round by this much and REAL_WORD_MARGIN more.
-/// The log-probs come free with the context's prefill; the batched forward they save is most
-/// of a re-check's time ("to", "of", "and" are in confusion sets). Overridable with
-/// LAYA_CONTESTED_NATS (for `laya eval context`); infinite turns the shortcut off.
-fn uncontested_nats() -> f32 {
-    static N: OnceLock<f32> = OnceLock::new();
-    tunable(&N, "LAYA_CONTESTED_NATS", 8.0)
+/// The margins of the real-word check, in nats. The defaults are what `laya check` and the
+/// server use; `laya eval context` can override them to tune (the binary reads the overrides).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpellerOptions {
+    /// How sure the model must be before a correct-looking word is flagged: the best
+    /// alternative's log-probability (with the text after it) must beat the word's by this much.
+    pub real_word_margin: f32,
+    /// Taken off the margin between two words of a common set: a writer who typed "their"
+    /// meant "they're" far more often than one who typed "angel" meant "angle", so less
+    /// evidence from the model is needed (the prior of a noisy channel).
+    pub common_prior_nats: f32,
+    /// A correct-looking word is not scored against its alternatives when, right after the
+    /// text before it, its first token is already this much likelier than every alternative's:
+    /// the words after it would have to turn that round by this much and the margin more. The
+    /// log-probs come free with the context's prefill; the batched forward they save is most of
+    /// a re-check's time ("to", "of", "and" are in confusion sets). Infinite turns it off.
+    pub uncontested_nats: f32,
 }
 
-/// A threshold read once from the environment variable `var` (for `laya eval context`), else
-/// `default`.
-fn tunable(cell: &'static OnceLock<f32>, var: &str, default: f32) -> f32 {
-    *cell.get_or_init(|| std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(default))
+impl Default for SpellerOptions {
+    fn default() -> Self {
+        Self { real_word_margin: 4.0, common_prior_nats: 1.5, uncontested_nats: 8.0 }
+    }
 }
 
 /// How much likelier (nats) the text must be with a doubled word said once ("the best" after
@@ -222,6 +212,7 @@ pub struct Speller {
     lexicon: Lexicon,
     confusions: HashMap<&'static str, Vec<&'static str>>,
     user: HashSet<String>,
+    opts: SpellerOptions,
     /// Scores of candidates already ranked in the very same context (model, text before the
     /// word, candidates, text after it): re-checking an edited paragraph re-scores only the
     /// words whose context changed.
@@ -233,6 +224,11 @@ const MEMO_MAX: usize = 8192;
 
 impl Speller {
     pub fn new(lexicon: Lexicon) -> Self {
+        Self::with_options(lexicon, SpellerOptions::default())
+    }
+
+    /// A speller with other margins than the defaults (for tuning: `laya eval context`).
+    pub fn with_options(lexicon: Lexicon, opts: SpellerOptions) -> Self {
         let mut confusions: HashMap<&'static str, Vec<&'static str>> = HashMap::new();
         for set in CONFUSION_SETS {
             for w in set.iter() {
@@ -240,7 +236,7 @@ impl Speller {
                 confusions.entry(w).or_default().extend(others);
             }
         }
-        Self { lexicon, confusions, user: HashSet::new(), memo: Default::default() }
+        Self { lexicon, confusions, user: HashSet::new(), opts, memo: Default::default() }
     }
 
     pub fn lexicon(&self) -> &Lexicon {
@@ -419,7 +415,7 @@ impl Speller {
                 let Some(others) = self.confusions.get(word.to_lowercase().as_str()) else { continue };
                 let mut cands: Vec<(String, f32)> = vec![(word.to_string(), 0.0)];
                 cands.extend(others.iter().map(|o| (match_case(o, word), 0.0)));
-                (IssueKind::RealWord, cands, Some(uncontested_nats()))
+                (IssueKind::RealWord, cands, Some(self.opts.uncontested_nats))
             };
             let own = if kind == IssueKind::Misspelling { cands.len() - 1 } else { 0 };
             asks.push(Ask { start, end, kind, cands, own, right: Cow::Borrowed(right), reach, uncontested });
@@ -567,7 +563,7 @@ impl Speller {
             IssueKind::RealWord => {
                 let best = scored.first()?;
                 let common = common_slip(&word.to_lowercase(), &best.word.to_lowercase());
-                let margin = real_word_margin() - if common { common_prior_nats() } else { 0.0 };
+                let margin = self.opts.real_word_margin - if common { self.opts.common_prior_nats } else { 0.0 };
                 if best.word == word || best.score - own < margin {
                     return None;
                 }
@@ -682,7 +678,7 @@ struct Ask<'a> {
     right: Cow<'a, str>,
     /// Where the right context as written ends in the text.
     reach: usize,
-    /// For a correct-looking word: see [`uncontested_nats`].
+    /// For a correct-looking word: see [`SpellerOptions::uncontested_nats`].
     uncontested: Option<f32>,
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use laya_decide::{ghost, GhostOptions, IssueKind, Lexicon, Speller, Vocab};
+use laya_decide::{ghost, GhostOptions, IssueKind, Lexicon, Speller, SpellerOptions, Vocab};
 use laya_model::{KvCache, Model};
 use laya_text::words;
 use serde_json::{json, Value};
@@ -70,12 +70,34 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 pub fn load_speller(path: Option<&Path>) -> anyhow::Result<Speller> {
+    load_speller_with(path, SpellerOptions::default())
+}
+
+fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Result<Speller> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => laya_decide::default_lexicon_path()
             .context("no lexicon found: run `make lexicon` (or scripts/lexicon.sh), or pass --lexicon FILE")?,
     };
-    Ok(Speller::new(Lexicon::load(&path)?))
+    Ok(Speller::with_options(Lexicon::load(&path)?, opts))
+}
+
+/// The real-word margins `laya eval context` checks with: the defaults, or for tuning
+/// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS and LAYA_CONTESTED_NATS (nats; "inf" turns
+/// the uncontested shortcut off). Read here, at the binary's edge; the server and `laya check`
+/// always use the defaults.
+fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
+    let mut o = SpellerOptions::default();
+    for (var, field) in [
+        ("LAYA_REAL_WORD_MARGIN", &mut o.real_word_margin),
+        ("LAYA_COMMON_PRIOR_NATS", &mut o.common_prior_nats),
+        ("LAYA_CONTESTED_NATS", &mut o.uncontested_nats),
+    ] {
+        if let Ok(v) = std::env::var(var) {
+            *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;
+        }
+    }
+    Ok(o)
 }
 
 fn read(files: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
@@ -334,7 +356,7 @@ fn parse_cases(c: &Common) -> anyhow::Result<Vec<Case>> {
 }
 
 fn context(c: &Common) -> anyhow::Result<Value> {
-    let speller = load_speller(c.lexicon.as_deref())?;
+    let speller = load_speller_with(c.lexicon.as_deref(), tuning_from_env()?)?;
     let cases = pick(parse_cases(c)?, c);
     if cases.is_empty() {
         bail!("no cases in {:?}", c.files);
