@@ -134,6 +134,7 @@ import json, sys
 settings = {
     "laya.path": sys.argv[2],
     "editor.inlineSuggest.enabled": True,
+    "laya.trace.server": "verbose",
     "workbench.startupEditor": "none",
     "workbench.tips.enabled": False,
     "workbench.enableExperiments": False,

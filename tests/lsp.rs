@@ -184,6 +184,9 @@ fn typing_gets_ghost_text_and_completions() {
     type_chars(&mut c, uri, &mut col, &mut version, "Pa");
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
     assert_eq!(r["result"]["items"][0]["insertText"], "ris", "{r}");
+    // With an empty range at the cursor: with none, VS Code replaces the word at the cursor and
+    // drops a continuation that does not begin with it ("ris" after "Pa").
+    assert_eq!(r["result"]["items"][0]["range"], json!({"start": pos(0, col), "end": pos(0, col)}), "{r}");
     // The same as completion items, replacing the typed part of the word.
     let r = c.request("textDocument/completion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 1}}));
     let items = r["result"]["items"].as_array().expect("completion items");

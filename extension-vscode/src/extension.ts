@@ -268,7 +268,9 @@ class Laya implements vscode.Disposable {
         const p2c = client.protocol2CodeConverter;
         const items = (Array.isArray(result) ? result : result.items).map((i) => {
             const text = typeof i.insertText === 'string' ? i.insertText : new vscode.SnippetString(i.insertText.value);
-            const item = new vscode.InlineCompletionItem(text, i.range ? p2c.asRange(i.range) : undefined);
+            // No range is an insertion at the cursor (LSP); VS Code would take the word at the
+            // cursor to the end of the line, and drop "lin" after "Ber" for not starting with it.
+            const item = new vscode.InlineCompletionItem(text, i.range ? p2c.asRange(i.range) : new vscode.Range(position, position));
             if (i.filterText !== undefined) {
                 item.filterText = i.filterText;
             }

@@ -2,6 +2,9 @@
 // with the extension installed; see scripts/test-vscode-extension.sh) in headless chromium through
 // playwright-core, in a Markdown file:
 //   1. "The capital of France is " makes ghost text appear; Tab accepts it; the line ends "Paris";
+//      then a fast typist (35 ms a key, faster than VS Code's inline-completion debounce, so it
+//      cancels and reissues its request at every key): ghost text after a space and mid-word,
+//      each read from the rendered editor, and Tab accepts each;
 //   2. "recieve" gets a squiggle; Ctrl+. offers Replace with "receive", which corrects it;
 //   3. Laya: Add Word to Dictionary on "libary" takes its squiggle away;
 //   4. Laya: Toggle Ghost Text turns ghost text off (a setting sent without a restart);
@@ -187,6 +190,11 @@ async function typeSlowly(text) {
     await page.keyboard.type(text, { delay: 60 });
 }
 
+/** A fast typist: 35 ms a key (about 170 words a minute). */
+async function typeFast(text) {
+    await page.keyboard.type(text, { delay: 35 });
+}
+
 async function openFile(name) {
     // Quick Open (Ctrl+P) first; the Explorer as a fallback.
     await page.locator('.monaco-workbench').click({ position: { x: 700, y: 10 } }).catch(() => {});
@@ -278,6 +286,37 @@ async function main() {
             throw new Error(`after Tab the line is ${JSON.stringify(line1)}, expected it to end with "Paris" (ghost text was ${JSON.stringify(ghost)})`);
         }
         log(`accepted: ${JSON.stringify(line1)}`);
+
+        // 1b. A fast typist, with no pause inside what is typed: ghost text after a space, then
+        // in the middle of a word typed in one burst; Tab accepts each.
+        for (const [i, [typed, expected, whole]] of [
+            ['The capital of Germany is ', 'Berlin', 'Berlin'],
+            ['In winter the capital of Germany is Ber', 'lin', 'Berlin'],
+        ].entries()) {
+            await page.keyboard.press('Escape');
+            await page.keyboard.press('Control+End');
+            await page.keyboard.press('Enter');
+            await typeFast(typed);
+            const fast = await until(async () => {
+                const g = await ghostText();
+                return g && g.startsWith(expected) ? g : undefined;
+            }, GHOST_TIMEOUT_MS, 100);
+            await shot(`1b-fast-typist-${i + 1}-ghost-text`);
+            if (!fast) {
+                throw new Error(`typed at 35 ms a key, ${JSON.stringify(typed)} showed no ghost text starting ${JSON.stringify(expected)} (on screen: ${JSON.stringify(await ghostText())})`);
+            }
+            log(`fast typist: ${JSON.stringify(typed)} -> ghost text ${JSON.stringify(fast)}`);
+            await page.keyboard.press('Tab');
+            await page.waitForTimeout(300);
+            const want = typed.endsWith(' ') ? typed + whole : typed.replace(/\S+$/, '') + whole;
+            const saved = await saveAndRead((t) => t.includes(want));
+            await shot(`1b-fast-typist-${i + 1}-accepted`);
+            const line = lineWith(saved, typed.trim()) ?? lineWith(saved, want) ?? '';
+            if (!saved.includes(want)) {
+                throw new Error(`after Tab the line is ${JSON.stringify(line)}, expected it to hold ${JSON.stringify(want)}`);
+            }
+            log(`accepted: ${JSON.stringify(line)}`);
+        }
 
         // 2. A misspelling: squiggle, then the quick fix.
         await page.keyboard.press('Escape');

@@ -74,7 +74,7 @@ impl Backend {
                         let items = if d.rejected.contains(&(cursor, g.insert.clone())) {
                             vec![]
                         } else {
-                            vec![InlineCompletionItem { insert_text: g.insert, filter_text: None, range: None, command: None, insert_text_format: None }]
+                            vec![InlineCompletionItem { insert_text: g.insert, filter_text: None, range: Some(Range::new(pos, pos)), command: None, insert_text_format: None }]
                         };
                         return Ok(Some(InlineCompletionResponse::List(InlineCompletionList { items })));
                     }
@@ -112,7 +112,10 @@ impl Backend {
             if !d.rejected.contains(&(cursor, g.insert.clone())) {
                 let (start_char, text) = replacement(&before, &prefix, replace_from, g.replace, &g.insert);
                 let range = Range::new(from_pos(d.doc.position_of(start_char, enc)), pos);
-                let full = if g.replace > 0 || !prefix.is_empty() { Some(range) } else { None };
+                // Always a range, an empty one at the cursor for a plain continuation: without
+                // one VS Code replaces the whole word at the cursor, to the end of the line, and
+                // drops a suggestion ("lin" after "Ber") that does not begin with that word.
+                let full = Some(range);
                 d.shown = Some(Shown { at: cursor, ghost: g.clone(), opts: ghost_opts(&s), typed: String::new(), since: std::time::Instant::now() });
                 items.push(InlineCompletionItem { insert_text: text, filter_text: None, range: full, command: None, insert_text_format: None });
             }
@@ -125,7 +128,7 @@ impl Backend {
                     if sug.insert.is_empty() || items.iter().any(|i| i.insert_text == sug.insert) {
                         continue;
                     }
-                    items.push(InlineCompletionItem { insert_text: sug.insert, filter_text: None, range: None, command: None, insert_text_format: None });
+                    items.push(InlineCompletionItem { insert_text: sug.insert, filter_text: None, range: Some(Range::new(pos, pos)), command: None, insert_text_format: None });
                 }
             }
         }
