@@ -40,9 +40,10 @@ test: build pyref bench-peers
 	@scripts/test-zed-extension.sh
 	@scripts/test-vscode-extension.sh
 
-# Clippy over every crate and target, warnings as errors (not part of `make test`: a newer
-# toolchain's new lints should not fail a build).
+# Formatting (rustfmt.toml) and Clippy over every crate and target, warnings as errors (not part
+# of `make test`: a newer toolchain's new lints should not fail a build).
 lint: bootstrap
+	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
 
 # The VS Code extension: build and package the .vsix, then the real-editor test (code-server in

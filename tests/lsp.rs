@@ -244,9 +244,7 @@ fn type_as_client_asks(how: Asking, text: &str, bursts: &[&str]) -> Vec<Value> {
     c.open(uri, "markdown", text);
     let mut lines: Vec<String> = text.split('\n').map(String::from).collect();
     let (mut line, mut col, mut version) = (lines.len() as u32 - 1, lines.last().unwrap().encode_utf16().count() as u32, 1i64);
-    let inline = |line: u32, col: u32, kind: u32| {
-        json!({"textDocument": {"uri": uri}, "position": pos(line, col), "context": {"triggerKind": kind}})
-    };
+    let inline = |line: u32, col: u32, kind: u32| json!({"textDocument": {"uri": uri}, "position": pos(line, col), "context": {"triggerKind": kind}});
     let ghost_of = |r: &Value| r["result"]["items"][0]["insertText"].as_str().unwrap_or("").to_string();
     let mut answers = vec![];
     let mut pending: Option<i64> = None;
@@ -408,7 +406,8 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
     let other = "file:///tmp/laya-test/ahead-par.md";
     c.open(other, "markdown", "");
     type_chars(&mut c, other, &mut col, &mut version, "The capital of France is Par");
-    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": other}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    let r =
+        c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": other}, "position": pos(0, col), "context": {"triggerKind": 2}}));
     assert_eq!(r["result"]["items"][0]["insertText"], "is", "{r}");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(engine(&mut c)["speculations"], ahead["speculations"], "a space was worked out after a word shown to go on");
@@ -416,7 +415,8 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
     c.notify("workspace/didChangeConfiguration", json!({"settings": {"laya": {"latencyBudgetMs": 20000, "workAhead": false}}}));
     let other = "file:///tmp/laya-test/ahead-off.md";
     c.open(other, "markdown", "The capital of Germany is");
-    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": other}, "position": pos(0, 25), "context": {"triggerKind": 2}}));
+    let r =
+        c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": other}, "position": pos(0, 25), "context": {"triggerKind": 2}}));
     assert!(r["error"].is_null(), "{r}");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(engine(&mut c)["speculations"], ahead["speculations"]);
@@ -435,7 +435,8 @@ fn the_next_letters_first_steps_are_worked_out_while_idle_at_the_writers_pace() 
     // each key the first steps of the likeliest next letters are run while idle.
     for ch in "I would like a cup of tea".chars() {
         type_chars(&mut c, uri, &mut col, &mut version, &ch.to_string());
-        let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+        let r =
+            c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
         assert!(r["error"].is_null(), "{r}");
         std::thread::sleep(Duration::from_millis(150));
     }
@@ -484,7 +485,8 @@ fn after_enter_the_server_works_out_the_next_line_itself_so_its_first_letter_run
             "textDocument/didChange",
             json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": {"start": pos(2, 0), "end": pos(2, 0)}, "text": "T"}]}),
         );
-        let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(2, 1), "context": {"triggerKind": 2}}));
+        let r =
+            c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(2, 1), "context": {"triggerKind": 2}}));
         assert!(r["error"].is_null(), "{r}");
         engine(c)["ghost_forwards"].as_array().unwrap().last().unwrap().as_f64().unwrap()
     };
@@ -506,11 +508,19 @@ fn the_words_of_a_paragraph_are_scored_as_they_settle_and_its_check_finds_them_d
         let (mut col, mut version) = (0u32, 1i64);
         for ch in text.chars() {
             type_chars(c, uri, &mut col, &mut version, &ch.to_string());
-            let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+            let r = c.request(
+                "textDocument/inlineCompletion",
+                json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}),
+            );
             assert!(r["error"].is_null(), "{r}");
         }
-        let d = c.wait_for("diagnostics", |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
-        let flagged: Vec<String> = d["params"]["diagnostics"].as_array().unwrap().iter().map(|x| x["data"]["word"].as_str().unwrap().to_string()).collect();
+        let d = c.wait_for("diagnostics", |m| {
+            m["method"] == "textDocument/publishDiagnostics"
+                && m["params"]["uri"] == uri
+                && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
+        });
+        let flagged: Vec<String> =
+            d["params"]["diagnostics"].as_array().unwrap().iter().map(|x| x["data"]["word"].as_str().unwrap().to_string()).collect();
         assert_eq!(flagged, ["then"], "{d}");
         assert_eq!(d["params"]["diagnostics"][0]["data"]["suggestions"][0], "than", "{d}");
     };
@@ -546,17 +556,17 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
     let diag = &diags[0];
     assert_eq!(diag["range"], json!({"start": pos(0, 7), "end": pos(0, 14)}), "{d}");
     assert_eq!(diag["severity"], 3, "Information by default");
-    let r = c.request(
-        "textDocument/codeAction",
-        json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}),
-    );
+    let r = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}));
     let actions = r["result"].as_array().unwrap();
     assert_eq!(actions[0]["title"], "Replace with \"receive\"", "{r}");
     assert!(actions.iter().any(|a| a["command"]["command"] == "laya.addToDictionary"), "{r}");
     assert!(actions.iter().any(|a| a["command"]["command"] == "laya.ignoreInDocument"), "{r}");
     // Apply the fix as an editor would: the edit comes back as a change.
     let edit = &actions[0]["edit"]["changes"][uri][0];
-    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}));
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}),
+    );
     c.wait_for("the diagnostic to clear", |m| {
         m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2 && m["params"]["diagnostics"] == json!([])
     });
@@ -576,7 +586,10 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
     // past it, it is checked.
     c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 4}, "contentChanges": [{"range": {"start": pos(3, 0), "end": pos(3, 0)}, "text": "We recieve"}]}));
     c.wait_for("no diagnostic while the word is typed", |m| m["params"]["version"] == 4 && m["params"]["diagnostics"] == json!([]));
-    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"range": {"start": pos(3, 10), "end": pos(3, 10)}, "text": " it"}]}));
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"range": {"start": pos(3, 10), "end": pos(3, 10)}, "text": " it"}]}),
+    );
     let d = c.wait_for("the finished word's diagnostic", |m| {
         m["params"]["version"] == 5 && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
     });
@@ -607,7 +620,8 @@ fn clustered_typos_and_a_doubled_word_get_diagnostics_and_fixes() {
     );
     let doubled = &diags[2];
     assert_eq!(doubled["message"], "\"the\" is typed twice", "{d}");
-    let r = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": doubled["range"], "context": {"diagnostics": [doubled]}}));
+    let r =
+        c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": doubled["range"], "context": {"diagnostics": [doubled]}}));
     let actions = r["result"].as_array().unwrap();
     assert_eq!(actions.len(), 1, "a doubled word is no word for the dictionary: {r}");
     assert_eq!(actions[0]["title"], "Delete the second \"the\"", "{r}");
@@ -629,7 +643,8 @@ fn completion_leaves_enter_alone_and_inline_items_follow_the_trigger() {
     let uri = "file:///tmp/laya-test/enter.md";
     c.open(uri, "markdown", "I went to the\nWe saw th\nThe capital of France is \nHe works at the Univ");
     let complete = |c: &mut Client, line: u32, col: u32, kind: u32| {
-        let r = c.request("textDocument/completion", json!({"textDocument": {"uri": uri}, "position": pos(line, col), "context": {"triggerKind": kind}}));
+        let r =
+            c.request("textDocument/completion", json!({"textDocument": {"uri": uri}, "position": pos(line, col), "context": {"triggerKind": kind}}));
         assert!(r.get("error").is_none(), "{r}");
         r["result"]["items"].as_array().cloned().unwrap_or_default()
     };
@@ -659,7 +674,10 @@ fn completion_leaves_enter_alone_and_inline_items_follow_the_trigger() {
     // A completion selected in the menu ("Univ" typed, "University" selected): the ghost text
     // goes on from it, and the item covers the typed part with the selection's text first.
     let sel = json!({"range": {"start": pos(3, 16), "end": pos(3, 20)}, "text": "University"});
-    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(3, 20), "context": {"triggerKind": 2, "selectedCompletionInfo": sel}}));
+    let r = c.request(
+        "textDocument/inlineCompletion",
+        json!({"textDocument": {"uri": uri}, "position": pos(3, 20), "context": {"triggerKind": 2, "selectedCompletionInfo": sel}}),
+    );
     let item = &r["result"]["items"][0];
     assert!(item["insertText"].as_str().is_some_and(|t| t.starts_with("University of")), "{r}");
     assert_eq!(item["range"], json!({"start": pos(3, 16), "end": pos(3, 20)}), "{r}");
@@ -693,7 +711,10 @@ fn confused_words_settings_and_dictionaries() {
     assert_eq!(flagged, ["recieve", "than"], "{d}");
     // A quick fix is offered only while its range still holds the word.
     let diag = d["params"]["diagnostics"][0].clone();
-    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {"start": pos(0, 0), "end": pos(0, 0)}, "text": "So "}]}));
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": {"start": pos(0, 0), "end": pos(0, 0)}, "text": "So "}]}),
+    );
     let r = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}));
     assert_eq!(r["result"], json!([]), "no fix for a range that moved: {r}");
     let r = c.request("laya/stats", Value::Null);
@@ -724,7 +745,8 @@ fn a_model_that_cannot_load_is_reported_and_spelling_still_works() {
 fn bad_settings_are_refused_with_a_reason() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_laya")).arg("serve").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "initializationOptions": {"threshold": 7}}}).to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}, "initializationOptions": {"threshold": 7}}})
+        .to_string();
     write!(stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
     drop(stdin); // stdin closed: the server must exit on its own
     let out = child.wait_with_output().unwrap();
@@ -936,8 +958,15 @@ fn the_server_opens_no_socket_and_reads_only_its_own_files_and_logs_no_text() {
     let model = std::fs::canonicalize(default_model()).unwrap();
     let allowed = |p: &str| {
         let ours = p == model.to_string_lossy() || p.ends_with("lexicon/en.tsv") || p.starts_with(&*dir.path().to_string_lossy());
-        let the_process = p.starts_with("/proc/") || p.starts_with("/sys/") || p.starts_with("/dev/") || p.contains(".so") || p.starts_with("/etc/ld.so")
-            || p.starts_with("/usr/lib/locale") || p.starts_with("/usr/share/zoneinfo") || p.ends_with("/.deps/mlx-cpu/mlx/lib") || p == env!("CARGO_BIN_EXE_laya");
+        let the_process = p.starts_with("/proc/")
+            || p.starts_with("/sys/")
+            || p.starts_with("/dev/")
+            || p.contains(".so")
+            || p.starts_with("/etc/ld.so")
+            || p.starts_with("/usr/lib/locale")
+            || p.starts_with("/usr/share/zoneinfo")
+            || p.ends_with("/.deps/mlx-cpu/mlx/lib")
+            || p == env!("CARGO_BIN_EXE_laya");
         ours || the_process
     };
     let mut opened = vec![];

@@ -58,11 +58,8 @@ impl Vocab {
         let mut texts = Vec::with_capacity(n);
         for id in 0..n as u32 {
             // Ids past the tokenizer (padded vocabularies) and control tokens never match text.
-            let t = if (id as usize) < tok.vocab_size() && !tok.is_special(id) {
-                tok.token_text(id).map_err(DecideError::Model)?
-            } else {
-                String::new()
-            };
+            let t =
+                if (id as usize) < tok.vocab_size() && !tok.is_special(id) { tok.token_text(id).map_err(DecideError::Model)? } else { String::new() };
             texts.push(t);
         }
         let special = (0..n as u32).map(|id| tok.is_special(id)).collect();
@@ -171,11 +168,7 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
     if so_far.len() < typed.len() {
         // Still covering what was typed (`so_far` is a prefix of `typed`).
         let need = &typed[so_far.len()..];
-        return if tok.len() <= need.len() {
-            need.starts_with(tok)
-        } else {
-            tok.starts_with(need) && is_word(&tok[need.len()..])
-        };
+        return if tok.len() <= need.len() { need.starts_with(tok) } else { tok.starts_with(need) && is_word(&tok[need.len()..]) };
     }
     if so_far.is_empty() && typed.is_empty() {
         return is_word(tok.strip_prefix(' ').unwrap_or(tok));
@@ -467,14 +460,60 @@ mod tests {
     #[test]
     fn the_indexes_find_exactly_the_allowed_tokens_once_each() {
         let texts = [
-            " ", "P", "Pa", "Par", "Paris", "Par,", " P", " Pa", " Par", " Paris", " Parisian", " Pet", "ris", "is", " is",
-            ".", ",", "\n", "'s", "’t", "don", " don't", "  The", " (", "The", " The", "re", "\u{FFFD}", "é", " été", "Pé", "",
+            " ",
+            "P",
+            "Pa",
+            "Par",
+            "Paris",
+            "Par,",
+            " P",
+            " Pa",
+            " Par",
+            " Paris",
+            " Parisian",
+            " Pet",
+            "ris",
+            "is",
+            " is",
+            ".",
+            ",",
+            "\n",
+            "'s",
+            "’t",
+            "don",
+            " don't",
+            "  The",
+            " (",
+            "The",
+            " The",
+            "re",
+            "\u{FFFD}",
+            "é",
+            " été",
+            "Pé",
+            "",
         ];
         let special: Vec<bool> = texts.iter().map(|t| t.is_empty()).collect();
         let v = Vocab::from_texts(texts.iter().map(|t| t.to_string()).collect(), special);
         let cases = [
-            ("", " Par"), (" P", " Par"), (" Pa", " Par"), ("", "Par"), ("P", "Par"), ("", " "), ("", ""), (" Par", " Par"),
-            ("", "P"), ("", " P"), ("", "don"), ("", " don'"), ("", "'"), ("", " é"), ("", "P,"), ("", " ("), (" The", ""), ("", " Z"),
+            ("", " Par"),
+            (" P", " Par"),
+            (" Pa", " Par"),
+            ("", "Par"),
+            ("P", "Par"),
+            ("", " "),
+            ("", ""),
+            (" Par", " Par"),
+            ("", "P"),
+            ("", " P"),
+            ("", "don"),
+            ("", " don'"),
+            ("", "'"),
+            ("", " é"),
+            ("", "P,"),
+            ("", " ("),
+            (" The", ""),
+            ("", " Z"),
         ];
         for (so_far, typed) in cases {
             let got: Vec<u32> = v.candidates(so_far, typed).to_vec();

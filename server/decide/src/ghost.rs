@@ -86,9 +86,7 @@ pub fn ghost(
         _ => {
             // Nothing known and likely continues what is typed: perhaps it is misspelled.
             let typo_prefix = !split.word.is_empty()
-                && speller.is_some_and(|sp| {
-                    !sp.is_user_word(split.word) && (unknown_completion || !sp.lexicon().has_prefix(split.word))
-                });
+                && speller.is_some_and(|sp| !sp.is_user_word(split.word) && (unknown_completion || !sp.lexicon().has_prefix(split.word)));
             match (typo_prefix, speller) {
                 (true, Some(sp)) => match corrected(model, cache, sp, split.context, split.typed, split.word, opts)? {
                     Some(g) => g,
@@ -319,10 +317,8 @@ fn corrected(
     }
     model.prefill(cache, &ids)?;
     let lead = &typed[..typed.len() - word.len()];
-    let toks = cands
-        .iter()
-        .map(|c| model.tokenizer.encode(&format!("{lead}{}", match_case(&c.word, word))))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let toks =
+        cands.iter().map(|c| model.tokenizer.encode(&format!("{lead}{}", match_case(&c.word, word)))).collect::<std::result::Result<Vec<_>, _>>()?;
     let scores = model.score(cache, &toks)?;
     // Probability among the candidates, with the edit cost as a penalty.
     let logits: Vec<f32> = scores.iter().zip(&cands).map(|(s, c)| s.total - 2.0 * c.cost).collect();
@@ -332,12 +328,7 @@ fn corrected(
     // How sure the correction of what is typed is: the mass of the candidates that begin like
     // the best one ("separate", "separated", "separately" all fix "seperat" the same way).
     let stem: String = cands[best].word.to_lowercase().chars().take(word.chars().count()).collect();
-    let p: f32 = logits
-        .iter()
-        .zip(&cands)
-        .filter(|(_, c)| c.word.to_lowercase().starts_with(&stem))
-        .map(|(l, _)| (l - m).exp() / z)
-        .sum();
+    let p: f32 = logits.iter().zip(&cands).filter(|(_, c)| c.word.to_lowercase().starts_with(&stem)).map(|(l, _)| (l - m).exp() / z).sum();
     if p < opts.threshold.max(0.5) {
         return Ok(None);
     }

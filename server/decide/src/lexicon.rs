@@ -47,8 +47,7 @@ pub const LEXICON_RELATIVE: &str = ".deps/lexicon/en.tsv";
 impl Lexicon {
     /// Reads a `word<TAB>count` file (one word per line; `#` comments and blank lines skipped).
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| DecideError::Input(format!("cannot read the lexicon {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| DecideError::Input(format!("cannot read the lexicon {}: {e}", path.display())))?;
         let mut words = Vec::new();
         for (n, line) in text.lines().enumerate() {
             let line = line.trim_end_matches('\r');
@@ -56,9 +55,8 @@ impl Lexicon {
                 continue;
             }
             let (w, c) = line.split_once('\t').unwrap_or((line, "1"));
-            let count: u64 = c.trim().parse().map_err(|_| {
-                DecideError::Input(format!("{}:{}: count {c:?} is not a whole number", path.display(), n + 1))
-            })?;
+            let count: u64 =
+                c.trim().parse().map_err(|_| DecideError::Input(format!("{}:{}: count {c:?} is not a whole number", path.display(), n + 1)))?;
             if !w.is_empty() {
                 words.push((w.to_string(), count));
             }
@@ -358,7 +356,7 @@ fn substitute_cost(w: char, t: char) -> f32 {
 /// The typist left out `c`, which came after `path` in the word.
 fn delete_cost(path: &[char], c: char) -> f32 {
     match path.last() {
-        Some(&p) if p == c => 0.5, // a doubled letter written once: "ocasion", "begining"
+        Some(&p) if p == c => 0.5,         // a doubled letter written once: "ocasion", "begining"
         _ if c == '\'' || c == '’' => 0.5, // "dont"
         _ if is_vowel(c) => 0.8,
         _ => 1.0,

@@ -164,8 +164,8 @@ const DOUBLED_MARGIN: f32 = 7.0;
 
 /// Words writers double on purpose: intensifiers and interjections.
 const REDUPLICATED: &[&str] = &[
-    "very", "really", "many", "much", "more", "so", "far", "long", "bye", "no", "yes", "yeah", "oh", "ha", "ho", "hey", "well", "now",
-    "again", "knock", "tick", "tock", "go", "night", "there", "boo", "chop", "blah", "bla", "ta", "la", "na", "wow", "please", "quick",
+    "very", "really", "many", "much", "more", "so", "far", "long", "bye", "no", "yes", "yeah", "oh", "ha", "ho", "hey", "well", "now", "again",
+    "knock", "tick", "tock", "go", "night", "there", "boo", "chop", "blah", "bla", "ta", "la", "na", "wow", "please", "quick",
 ];
 
 /// Rounds of re-judging words next to flagged ones (see [`Speller::check`]).
@@ -261,8 +261,7 @@ impl Speller {
     /// ("log's", "users'") by their stem.
     pub fn is_known(&self, word: &str) -> bool {
         let known = |w: &str| self.lexicon.contains(w) || self.is_user_word(w);
-        known(word)
-            || ["'s", "’s", "'", "’"].iter().any(|s| word.strip_suffix(s).is_some_and(|stem| !stem.is_empty() && known(stem)))
+        known(word) || ["'s", "’s", "'", "’"].iter().any(|s| word.strip_suffix(s).is_some_and(|stem| !stem.is_empty() && known(stem)))
     }
 
     /// Whether a word a text uses `count` times is left alone for that: a spelling the lexicon
@@ -360,7 +359,14 @@ impl Speller {
 
     /// What to ask the model about `text` after `context_len`, word by word; misspellings that
     /// need no model (there is none) go straight into `issues`.
-    fn asks<'t>(&self, with_model: bool, text: &'t str, context_len: usize, skip: &dyn Fn(&str) -> bool, issues: &mut Vec<Issue>) -> Result<Vec<Ask<'t>>> {
+    fn asks<'t>(
+        &self,
+        with_model: bool,
+        text: &'t str,
+        context_len: usize,
+        skip: &dyn Fn(&str) -> bool,
+        issues: &mut Vec<Issue>,
+    ) -> Result<Vec<Ask<'t>>> {
         if !text.is_char_boundary(context_len.min(text.len())) {
             return Err(DecideError::Input("context_len is not at a character boundary".into()));
         }
@@ -439,7 +445,14 @@ impl Speller {
     /// Each ask's candidates scored in context, best first (from the memo where it was asked
     /// before in the very same context), and how many were not in the memo. A long text is
     /// scored a stretch at a time (see [`stretch_bases`]), so no prefill outgrows the model.
-    fn score_asks(&self, model: &Model, cache: &mut KvCache, text: &str, asks: &[Ask], interrupt: &dyn Fn() -> bool) -> Result<(Vec<Vec<Correction>>, usize)> {
+    fn score_asks(
+        &self,
+        model: &Model,
+        cache: &mut KvCache,
+        text: &str,
+        asks: &[Ask],
+        interrupt: &dyn Fn() -> bool,
+    ) -> Result<(Vec<Vec<Correction>>, usize)> {
         let bases = stretch_bases(text, asks, stretch_bytes(model));
         let mut out: Vec<Option<Vec<Correction>>> = vec![None; asks.len()];
         let mut todo = Vec::new(); // (ask, memo key, lead, left: the text from its base)
@@ -653,12 +666,8 @@ impl Speller {
             }
             None => model.score(cache, &toks)?.into_iter().map(|s| s.total).collect(),
         };
-        let mut out: Vec<Correction> = ask
-            .cands
-            .iter()
-            .zip(totals)
-            .map(|((w, cost), total)| Correction { word: w.clone(), score: total - LAMBDA_CONTEXT * cost })
-            .collect();
+        let mut out: Vec<Correction> =
+            ask.cands.iter().zip(totals).map(|((w, cost), total)| Correction { word: w.clone(), score: total - LAMBDA_CONTEXT * cost }).collect();
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(out)
     }
@@ -782,7 +791,8 @@ fn settled(text: &str, end: usize) -> bool {
 
 /// Whether the word at byte `start` begins a sentence (text start, or after . ! ? : or a blank line).
 fn sentence_start(text: &str, start: usize) -> bool {
-    let before = text[..start].trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '“' | '‘' | '(' | '*' | '_' | '#' | '-' | '>'));
+    let before =
+        text[..start].trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '“' | '‘' | '(' | '*' | '_' | '#' | '-' | '>'));
     before.is_empty() || before.ends_with(['.', '!', '?', ':']) || text[before.len()..start].contains("\n\n")
 }
 
@@ -822,7 +832,16 @@ mod tests {
         assert_eq!(window_start(&format!("{word} y"), 41, 10), 31);
         assert_eq!(window_start("ééééé y", 11, 3), 8, "on a character boundary");
 
-        let ask = |start: usize, end: usize| Ask { start, end, kind: IssueKind::RealWord, cands: vec![], own: 0, right: Cow::Borrowed(""), reach: end, uncontested: None };
+        let ask = |start: usize, end: usize| Ask {
+            start,
+            end,
+            kind: IssueKind::RealWord,
+            cands: vec![],
+            own: 0,
+            right: Cow::Borrowed(""),
+            reach: end,
+            uncontested: None,
+        };
         let asks: Vec<Ask> = [(0, 5), (16, 22), (28, 33), (39, 45)].iter().map(|&(s, e)| ask(s, e)).collect();
         assert_eq!(stretch_bases(text, &asks, 100), [0, 0, 0, 0], "a short text is one stretch, as before");
         let bases = stretch_bases(text, &asks, 24);

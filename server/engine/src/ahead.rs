@@ -155,5 +155,4 @@ impl Worker {
             Err(_) => tracing::error!("scoring words ahead of the spelling check panicked"),
         }
     }
-
 }

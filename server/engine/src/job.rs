@@ -32,7 +32,11 @@ pub struct CheckText {
 
 pub enum Job {
     /// Loads (or reloads) the model and the lexicon.
-    Load { model: Option<PathBuf>, lexicon: Option<PathBuf>, reply: Reply<String> },
+    Load {
+        model: Option<PathBuf>,
+        lexicon: Option<PathBuf>,
+        reply: Reply<String>,
+    },
     /// Ghost text after `before` (the context window up to the cursor); not started after
     /// `deadline` (a suggestion that late would only distract).
     /// `ahead`: whether the ghost text for a following space may be worked out while idle.
@@ -51,7 +55,15 @@ pub enum Job {
     },
     /// Up to `n` completions after `before`; not started after `deadline`, like ghost text.
     /// `check_from`: as for ghost text.
-    Complete { doc: String, version: i32, before: String, n: usize, check_from: Option<usize>, deadline: Instant, reply: Reply<Vec<Suggestion>> },
+    Complete {
+        doc: String,
+        version: i32,
+        before: String,
+        n: usize,
+        check_from: Option<usize>,
+        deadline: Instant,
+        reply: Reply<Vec<Suggestion>>,
+    },
     /// Issues of each paragraph. `ignored`: words to leave alone in this document; `repeated`:
     /// words used more than once, left alone unless the lexicon knows them (a known word can
     /// still be the wrong one: "their" for "there").
@@ -65,15 +77,29 @@ pub enum Job {
         asked: Instant,
         reply: Reply<Vec<Vec<Issue>>>,
     },
-    Rank { context: String, candidates: Vec<String>, reply: Reply<Vec<Ranked>> },
+    Rank {
+        context: String,
+        candidates: Vec<String>,
+        reply: Reply<Vec<Ranked>>,
+    },
     /// Words the user added to the dictionary.
-    AddWords { words: Vec<String> },
+    AddWords {
+        words: Vec<String>,
+    },
     /// The user dictionary's words, replacing those known before (its file changed).
-    SetUserWords { words: Vec<String> },
+    SetUserWords {
+        words: Vec<String>,
+    },
     /// Frees a closed document's cache.
-    Close { doc: String },
-    SetBudget { bytes: usize },
-    Stats { reply: Reply<Stats> },
+    Close {
+        doc: String,
+    },
+    SetBudget {
+        bytes: usize,
+    },
+    Stats {
+        reply: Reply<Stats>,
+    },
     /// Ends the thread (after the job it is running): see [`Engine::stop`].
     Stop,
 }
@@ -81,9 +107,7 @@ pub enum Job {
 impl Job {
     pub(crate) fn doc_version(&self) -> Option<(&str, i32)> {
         match self {
-            Job::Ghost { doc, version, .. } | Job::Complete { doc, version, .. } | Job::Check { doc, version, .. } => {
-                Some((doc, *version))
-            }
+            Job::Ghost { doc, version, .. } | Job::Complete { doc, version, .. } | Job::Check { doc, version, .. } => Some((doc, *version)),
             _ => None,
         }
     }

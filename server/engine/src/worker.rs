@@ -158,9 +158,7 @@ impl Worker {
             // (a client may ask for ghost text and completion items on one keystroke: both stand).
             let superseded = job.is_suggestion()
                 && job.doc_version().is_some_and(|(d, _)| {
-                    queue.iter().any(|q| {
-                        std::mem::discriminant(q) == std::mem::discriminant(&job) && q.doc_version().is_some_and(|(d2, _)| d2 == d)
-                    })
+                    queue.iter().any(|q| std::mem::discriminant(q) == std::mem::discriminant(&job) && q.doc_version().is_some_and(|(d2, _)| d2 == d))
                 });
             let old = job.doc_version().is_some_and(|(d, v)| self.versions.get(d).is_some_and(|cur| *cur > v));
             // Rule: a suggestion that waited past the latency budget is answered with nothing,
@@ -287,13 +285,8 @@ impl Worker {
                     && !word.is_empty()
                     && !after.starts_with(laya_text::is_word_char)
                     && self.speller.as_ref().is_some_and(|sp| sp.is_known(word));
-                self.ahead = word_may_end.then(|| Speculation {
-                    doc: doc.clone(),
-                    version,
-                    before: format!("{before} "),
-                    after: after.clone(),
-                    opts,
-                });
+                self.ahead =
+                    word_may_end.then(|| Speculation { doc: doc.clone(), version, before: format!("{before} "), after: after.clone(), opts });
                 // Typing what the last suggestion said: its rest is what the model would say
                 // again, when that is known without it (see laya_decide::typed_through). The
                 // answer is the same as for a client that never asked about the earlier keys.
@@ -343,9 +336,9 @@ impl Worker {
                 self.pace.note_key(&doc, &before, Instant::now());
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
                 let mut cache = self.doc_cache(&doc);
-                let r = self.model().and_then(|m| {
-                    laya_decide::complete(&m.model, &m.vocab, &mut cache, &before, n).map_err(|e| JobError::Failed(e.to_string()))
-                });
+                let r = self
+                    .model()
+                    .and_then(|m| laya_decide::complete(&m.model, &m.vocab, &mut cache, &before, n).map_err(|e| JobError::Failed(e.to_string())));
                 // Words the lexicon does not know are not offered ("seperate" is in the model too).
                 let r = r.map(|v| v.into_iter().filter(|s| self.speller.as_ref().is_none_or(|sp| sp.is_known(&s.word))).collect());
                 let _ = reply.send(r);
@@ -399,9 +392,9 @@ impl Worker {
             }
             Job::Rank { context, candidates, reply } => {
                 let mut cache = std::mem::take(&mut self.check_cache);
-                let r = self.model().and_then(|m| {
-                    laya_decide::rank(&m.model, &mut cache, &context, &candidates).map_err(|e| JobError::Failed(e.to_string()))
-                });
+                let r = self
+                    .model()
+                    .and_then(|m| laya_decide::rank(&m.model, &mut cache, &context, &candidates).map_err(|e| JobError::Failed(e.to_string())));
                 self.check_cache = cache;
                 let _ = reply.send(r);
             }

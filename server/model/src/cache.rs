@@ -297,15 +297,7 @@ impl KvCache {
 
     /// The buffers of layer `layer`, broadcast to `b` rows and grown to hold `needed` positions,
     /// taken out of the cache (a fused block returns their successors to [`KvCache::put`]).
-    pub(crate) fn take_buffers(
-        &mut self,
-        layer: usize,
-        b: i32,
-        heads: i32,
-        dim: i32,
-        needed: usize,
-        dtype: mlx_rs::Dtype,
-    ) -> Result<(Array, Array)> {
+    pub(crate) fn take_buffers(&mut self, layer: usize, b: i32, heads: i32, dim: i32, needed: usize, dtype: mlx_rs::Dtype) -> Result<(Array, Array)> {
         let offset = self.offset() as i32;
         if self.layers.len() <= layer {
             self.layers.resize(layer + 1, None);

@@ -86,28 +86,20 @@ impl ModelConfig {
     pub fn from_gguf(path: &Path, h: &GgufHeader) -> Result<Self> {
         let arch = h.str("general.architecture").unwrap_or("(none)");
         if arch != "llama" {
-            return Err(ModelError::UnsupportedArchitecture {
-                path: path.to_path_buf(),
-                arch: arch.into(),
-                supported: SUPPORTED_GGUF_ARCHS,
-            });
+            return Err(ModelError::UnsupportedArchitecture { path: path.to_path_buf(), arch: arch.into(), supported: SUPPORTED_GGUF_ARCHS });
         }
         let need = |key: &str| -> Result<u64> {
-            h.u64(&format!("llama.{key}")).ok_or_else(|| ModelError::Config {
-                path: path.to_path_buf(),
-                reason: format!("metadata llama.{key} is missing"),
-            })
+            h.u64(&format!("llama.{key}"))
+                .ok_or_else(|| ModelError::Config { path: path.to_path_buf(), reason: format!("metadata llama.{key} is missing") })
         };
         let n_heads = need("attention.head_count")? as usize;
         let hidden = need("embedding_length")? as usize;
         let head_dim = h.u64("llama.rope.dimension_count").map(|d| d as usize).unwrap_or(hidden / n_heads.max(1));
         let vocab = match h.u64("llama.vocab_size") {
             Some(v) => v as usize,
-            None => h.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).map(|a| a.len()).ok_or_else(|| {
-                ModelError::Tokenizer {
-                    path: path.to_path_buf(),
-                    reason: "the file has no vocabulary (tokenizer.ggml.tokens is missing)".into(),
-                }
+            None => h.get("tokenizer.ggml.tokens").and_then(|v| v.as_array()).map(|a| a.len()).ok_or_else(|| ModelError::Tokenizer {
+                path: path.to_path_buf(),
+                reason: "the file has no vocabulary (tokenizer.ggml.tokens is missing)".into(),
             })?,
         };
         let scale = match h.str("llama.rope.scaling.type") {
@@ -153,20 +145,14 @@ impl ModelConfig {
     /// Reads an mlx-lm / Hugging Face `config.json`.
     pub fn from_config_json(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| ModelError::io(path, e))?;
-        let c: HfConfig = serde_json::from_str(&text).map_err(|e| ModelError::Config {
-            path: path.to_path_buf(),
-            reason: format!("config.json: {e}"),
-        })?;
+        let c: HfConfig =
+            serde_json::from_str(&text).map_err(|e| ModelError::Config { path: path.to_path_buf(), reason: format!("config.json: {e}") })?;
         let arch = match c.model_type.as_str() {
             "llama" | "mistral" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
             "qwen3" => Arch::Qwen3,
             other => {
-                return Err(ModelError::UnsupportedArchitecture {
-                    path: path.to_path_buf(),
-                    arch: other.into(),
-                    supported: SUPPORTED_MLX_ARCHS,
-                })
+                return Err(ModelError::UnsupportedArchitecture { path: path.to_path_buf(), arch: other.into(), supported: SUPPORTED_MLX_ARCHS })
             }
         };
         let n_heads = c.num_attention_heads;
@@ -210,12 +196,7 @@ impl ModelConfig {
 }
 
 /// `rope_scaling` of config.json -> (linear scale, per-dimension periods).
-fn rope_scaling(
-    path: &Path,
-    s: Option<&serde_json::Value>,
-    base: f32,
-    head_dim: usize,
-) -> Result<(f32, Option<Vec<f32>>)> {
+fn rope_scaling(path: &Path, s: Option<&serde_json::Value>, base: f32, head_dim: usize) -> Result<(f32, Option<Vec<f32>>)> {
     let Some(s) = s.filter(|s| !s.is_null()) else { return Ok((1.0, None)) };
     let kind = s.get("rope_type").or_else(|| s.get("type")).and_then(|v| v.as_str()).unwrap_or("default");
     let num = |k: &str, d: f64| s.get(k).and_then(|v| v.as_f64()).unwrap_or(d);

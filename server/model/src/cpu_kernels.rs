@@ -85,10 +85,7 @@ fn call(what: &str, f: impl FnOnce(*mut *mut std::ffi::c_void, *mut std::ffi::c_
 }
 
 #[cfg(not(laya_cpu_kernels))]
-fn call(
-    what: &str,
-    _f: impl FnOnce(*mut *mut std::ffi::c_void, *mut std::ffi::c_char, usize) -> std::ffi::c_int,
-) -> Result<Array> {
+fn call(what: &str, _f: impl FnOnce(*mut *mut std::ffi::c_void, *mut std::ffi::c_char, usize) -> std::ffi::c_int) -> Result<Array> {
     Err(ModelError::Mlx(format!("{what}: Laya's CPU kernels are not built into this binary")))
 }
 
@@ -102,7 +99,10 @@ pub fn quantized_matmul(x: &Array, w: &Array, scales: &Array, biases: &Array, gr
             ffi::laya_quantized_matmul(out, x.as_ptr().ctx, w.as_ptr().ctx, scales.as_ptr().ctx, biases.as_ptr().ctx, group, bits, err, len)
         };
         #[allow(unreachable_code)]
-        { let _ = (out, err, len, x, w, scales, biases, group, bits); 1 }
+        {
+            let _ = (out, err, len, x, w, scales, biases, group, bits);
+            1
+        }
     })
 }
 
@@ -113,7 +113,10 @@ pub fn attention(q: &Array, k: &Array, v: &Array, scale: f32) -> Result<Array> {
         #[cfg(laya_cpu_kernels)]
         return unsafe { ffi::laya_attention(out, q.as_ptr().ctx, k.as_ptr().ctx, v.as_ptr().ctx, scale, err, len) };
         #[allow(unreachable_code)]
-        { let _ = (out, err, len, q, k, v, scale); 1 }
+        {
+            let _ = (out, err, len, q, k, v, scale);
+            1
+        }
     })
 }
 
@@ -125,7 +128,10 @@ pub fn log_softmax(x: &Array, lse_only: bool) -> Result<Array> {
         #[cfg(laya_cpu_kernels)]
         return unsafe { ffi::laya_log_softmax(out, x.as_ptr().ctx, lse_only as std::ffi::c_int, err, len) };
         #[allow(unreachable_code)]
-        { let _ = (out, err, len, x, lse_only); 1 }
+        {
+            let _ = (out, err, len, x, lse_only);
+            1
+        }
     })
 }
 

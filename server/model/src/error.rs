@@ -45,10 +45,7 @@ pub enum ModelError {
 impl ModelError {
     pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
         if source.kind() == std::io::ErrorKind::NotFound {
-            return ModelError::NotFound {
-                path: path.to_path_buf(),
-                hint: "the file does not exist".into(),
-            };
+            return ModelError::NotFound { path: path.to_path_buf(), hint: "the file does not exist".into() };
         }
         ModelError::Io { path: path.to_path_buf(), source }
     }

@@ -169,9 +169,7 @@ impl<R: Read> Cursor<R> {
             ));
         }
         let mut buf = vec![0u8; n as usize];
-        self.inner
-            .read_exact(&mut buf)
-            .map_err(|e| format!("reading {what} at offset {}: {e}", self.pos))?;
+        self.inner.read_exact(&mut buf).map_err(|e| format!("reading {what} at offset {}: {e}", self.pos))?;
         self.pos += n;
         Ok(buf)
     }

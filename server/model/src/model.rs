@@ -3,8 +3,8 @@
 //! cached prefix, next-token log-probs, and batched scoring of candidate continuations.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
@@ -162,11 +162,7 @@ impl Model {
         let start = Instant::now();
         let meta = std::fs::metadata(path).map_err(|e| ModelError::io(path, e))?;
         let cpu_kernels = options.cpu_kernels && on_cpu() && crate::cpu_kernels::available();
-        let (config, tokenizer, weights, format) = if meta.is_dir() {
-            load_mlx_lm(path, cpu_kernels)?
-        } else {
-            load_gguf(path, cpu_kernels)?
-        };
+        let (config, tokenizer, weights, format) = if meta.is_dir() { load_mlx_lm(path, cpu_kernels)? } else { load_gguf(path, cpu_kernels)? };
         let info = ModelInfo {
             path: path.to_path_buf(),
             format,
@@ -223,11 +219,7 @@ impl Model {
         }
         let offset = cache.offset();
         if offset + l as usize > c.context_len {
-            return Err(ModelError::Input(format!(
-                "{} tokens exceed the model's context of {} tokens",
-                offset + l as usize,
-                c.context_len
-            )));
+            return Err(ModelError::Input(format!("{} tokens exceed the model's context of {} tokens", offset + l as usize, c.context_len)));
         }
         let (heads, kv_heads, hd) = (c.n_heads as i32, c.n_kv_heads as i32, c.head_dim as i32);
         let flat: Vec<u32> = batch.iter().flatten().copied().collect();
@@ -270,8 +262,8 @@ impl Model {
             let k = rope(&split(k, kv_heads, &layer.k_norm)?)?;
             let v = split(v, kv_heads, &None)?;
             let (k, v) = cache.append(i, k, v)?; // [b, kv_heads, offset + l, hd]
-            // Causal with the cache: MLX aligns the mask to the last key (query i sees keys
-            // up to offset + i); a single query sees everything.
+                                                 // Causal with the cache: MLX aligns the mask to the last key (query i sees keys
+                                                 // up to offset + i); a single query sees everything.
             let a = if short_block {
                 crate::cpu_kernels::attention(&q, &k, &v, scale)?
             } else {
@@ -322,16 +314,43 @@ impl Model {
             layer.q_norm.as_ref().unwrap_or(dummy),
             layer.k_norm.as_ref().unwrap_or(dummy),
             self.weights.rope_periods.as_ref().unwrap_or(dummy),
-            qkv.0, qkv.1, qkv.2, qkv.5.unwrap_or(dummy),
-            o.0, o.1, o.2,
-            gu.0, gu.1, gu.2,
-            down.0, down.1, down.2,
-            &kbuf, &vbuf,
+            qkv.0,
+            qkv.1,
+            qkv.2,
+            qkv.5.unwrap_or(dummy),
+            o.0,
+            o.1,
+            o.2,
+            gu.0,
+            gu.1,
+            gu.2,
+            down.0,
+            down.1,
+            down.2,
+            &kbuf,
+            &vbuf,
         ];
         let iparams = [
-            b, l, c.hidden as i32, c.n_heads as i32, c.n_kv_heads as i32, c.head_dim as i32, c.intermediate as i32,
-            offset as i32, kbuf.dim(2), c.rope.traditional as i32, c.qk_norm as i32, qkv.5.is_some() as i32,
-            qkv.3, qkv.4, o.3, o.4, gu.3, gu.4, down.3, down.4,
+            b,
+            l,
+            c.hidden as i32,
+            c.n_heads as i32,
+            c.n_kv_heads as i32,
+            c.head_dim as i32,
+            c.intermediate as i32,
+            offset as i32,
+            kbuf.dim(2),
+            c.rope.traditional as i32,
+            c.qk_norm as i32,
+            qkv.5.is_some() as i32,
+            qkv.3,
+            qkv.4,
+            o.3,
+            o.4,
+            gu.3,
+            gu.4,
+            down.3,
+            down.4,
         ];
         let fparams = [c.rms_eps, c.rope.base, c.rope.scale];
         let (out, k, v) = crate::cpu_kernels::block(&inputs, &iparams, &fparams)?;
@@ -499,10 +518,7 @@ impl Model {
 
     /// Next-token log-probs after what `cache` holds (call [`Model::prefill`] first).
     pub fn next_logprobs(&self, cache: &KvCache) -> Result<Vec<f32>> {
-        let lp = cache
-            .next_logprobs
-            .as_ref()
-            .ok_or_else(|| ModelError::Input("the cache holds no next-token log-probs: prefill first".into()))?;
+        let lp = cache.next_logprobs.as_ref().ok_or_else(|| ModelError::Input("the cache holds no next-token log-probs: prefill first".into()))?;
         Ok(lp.as_slice::<f32>().to_vec())
     }
 
@@ -571,10 +587,7 @@ impl Model {
     /// [`Model::score`], and the log-probs of `cached`'s tokens (from [`Model::cached_rows`]) in
     /// the same head matmul: the head's weights are a quarter of the model's bytes, read once.
     pub fn score_with_cached(&self, cache: &KvCache, candidates: &[Vec<u32>], cached: CachedRows) -> Result<(Vec<CandidateScore>, Vec<f32>)> {
-        let first = cache
-            .next_logprobs
-            .as_ref()
-            .ok_or_else(|| ModelError::Input("scoring needs a prefilled context".into()))?;
+        let first = cache.next_logprobs.as_ref().ok_or_else(|| ModelError::Input("scoring needs a prefilled context".into()))?;
         if let Some(i) = candidates.iter().position(Vec::is_empty) {
             return Err(ModelError::Input(format!("candidate {i} has no tokens")));
         }
@@ -684,8 +697,7 @@ fn load_mlx_lm(dir: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer,
     let mut tensors = HashMap::new();
     for f in &files {
         safetensors_check::check(f)?;
-        let part = Array::load_safetensors(f)
-            .map_err(|e| ModelError::Corrupt { path: f.clone(), reason: format!("MLX could not read it: {e}") })?;
+        let part = Array::load_safetensors(f).map_err(|e| ModelError::Corrupt { path: f.clone(), reason: format!("MLX could not read it: {e}") })?;
         tensors.extend(part);
     }
     let checkpoint = tensors.get("model.norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);

@@ -57,12 +57,8 @@ impl Tokenizer {
                  tokenizers from GGUF files (SentencePiece models: use an mlx-lm folder with tokenizer.json)"
             )));
         }
-        let tokens = header
-            .strings("tokenizer.ggml.tokens")
-            .ok_or_else(|| err("tokenizer.ggml.tokens is missing".into()))?;
-        let merges = header
-            .strings("tokenizer.ggml.merges")
-            .ok_or_else(|| err("tokenizer.ggml.merges is missing".into()))?;
+        let tokens = header.strings("tokenizer.ggml.tokens").ok_or_else(|| err("tokenizer.ggml.tokens is missing".into()))?;
+        let merges = header.strings("tokenizer.ggml.merges").ok_or_else(|| err("tokenizer.ggml.merges is missing".into()))?;
         let types: Vec<u64> = match header.get("tokenizer.ggml.token_type").and_then(|v| v.as_array()) {
             Some(a) => a.iter().map(|v| v.as_u64().unwrap_or(1)).collect(),
             None => vec![1; tokens.len()],
@@ -84,10 +80,7 @@ impl Tokenizer {
             }
             pairs.push((a.to_string(), b.to_string()));
         }
-        let bpe = BPE::builder()
-            .vocab_and_merges(vocab, pairs)
-            .build()
-            .map_err(|e| err(format!("building BPE: {e}")))?;
+        let bpe = BPE::builder().vocab_and_merges(vocab, pairs).build().map_err(|e| err(format!("building BPE: {e}")))?;
 
         let pre = header.str("tokenizer.ggml.pre").unwrap_or("gpt2");
         let byte_level = |use_regex| PreTokenizerWrapper::ByteLevel(ByteLevel::new(false, true, use_regex));
@@ -101,11 +94,7 @@ impl Tokenizer {
             "smollm" => Sequence::new(vec![Digits::new(true).into(), byte_level(true)]).into(),
             "qwen2" => Sequence::new(vec![split(QWEN2_SPLIT)?, byte_level(false)]).into(),
             "llama-bpe" | "llama3" => Sequence::new(vec![split(LLAMA3_SPLIT)?, byte_level(false)]).into(),
-            other => {
-                return Err(err(format!(
-                    "pre-tokenizer {other:?} is not supported (supported: {SUPPORTED_PRE})"
-                )))
-            }
+            other => return Err(err(format!("pre-tokenizer {other:?} is not supported (supported: {SUPPORTED_PRE})"))),
         };
 
         let mut inner = tokenizers::Tokenizer::new(bpe);
@@ -143,24 +132,14 @@ impl Tokenizer {
 
     /// Reads an mlx-lm / Hugging Face `tokenizer.json`.
     pub fn from_file(path: &Path, eos: Option<u32>) -> Result<Self> {
-        let inner = tokenizers::Tokenizer::from_file(path).map_err(|e| ModelError::Tokenizer {
-            path: path.to_path_buf(),
-            reason: format!("cannot read tokenizer.json: {e}"),
-        })?;
-        let special = inner
-            .get_added_tokens_decoder()
-            .iter()
-            .filter(|(_, t)| t.special)
-            .map(|(id, _)| *id)
-            .collect();
+        let inner = tokenizers::Tokenizer::from_file(path)
+            .map_err(|e| ModelError::Tokenizer { path: path.to_path_buf(), reason: format!("cannot read tokenizer.json: {e}") })?;
+        let special = inner.get_added_tokens_decoder().iter().filter(|(_, t)| t.special).map(|(id, _)| *id).collect();
         Ok(Self::new(inner, special, eos))
     }
 
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self
-            .inner
-            .encode_fast(text, false)
-            .map_err(|e| ModelError::Input(format!("tokenizing: {e}")))?;
+        let enc = self.inner.encode_fast(text, false).map_err(|e| ModelError::Input(format!("tokenizing: {e}")))?;
         Ok(enc.get_ids().to_vec())
     }
 

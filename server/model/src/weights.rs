@@ -61,13 +61,9 @@ impl Linear {
     /// Rows of the matrix (an embedding lookup): ids [n] -> [n, in].
     pub(crate) fn rows(&self, ids: &Array) -> Result<Array> {
         Ok(match &self.kind {
-            LinearKind::Quantized { w, scales, biases, group_size, bits, .. } => ops::dequantize(
-                w.take_axis(ids, 0)?,
-                scales.take_axis(ids, 0)?,
-                &biases.take_axis(ids, 0)?,
-                *group_size,
-                *bits,
-            )?,
+            LinearKind::Quantized { w, scales, biases, group_size, bits, .. } => {
+                ops::dequantize(w.take_axis(ids, 0)?, scales.take_axis(ids, 0)?, &biases.take_axis(ids, 0)?, *group_size, *bits)?
+            }
             LinearKind::Dense { w } => w.take_axis(ids, 0)?,
         })
     }
@@ -185,21 +181,21 @@ impl Projections {
 }
 
 pub(crate) struct Layer {
-    pub attn_norm: Array,     // [hidden]
-    pub qkv: Projections,     // q [heads * head_dim], k and v [kv_heads * head_dim], of [hidden]
-    pub o: Linear,            // [hidden, heads * head_dim]
+    pub attn_norm: Array,      // [hidden]
+    pub qkv: Projections,      // q [heads * head_dim], k and v [kv_heads * head_dim], of [hidden]
+    pub o: Linear,             // [hidden, heads * head_dim]
     pub q_norm: Option<Array>, // [head_dim] (Qwen3)
     pub k_norm: Option<Array>, // [head_dim] (Qwen3)
-    pub mlp_norm: Array,      // [hidden]
-    pub gate_up: Projections, // gate and up, [intermediate] each, of [hidden]
-    pub down: Linear,         // [hidden, intermediate]
+    pub mlp_norm: Array,       // [hidden]
+    pub gate_up: Projections,  // gate and up, [intermediate] each, of [hidden]
+    pub down: Linear,          // [hidden, intermediate]
 }
 
 pub(crate) struct Weights {
     pub embed: Linear, // [vocab, hidden]
     pub layers: Vec<Layer>,
-    pub norm: Array,            // [hidden]
-    pub head: Option<Linear>,   // [vocab, hidden]; None = tied to `embed`
+    pub norm: Array,                 // [hidden]
+    pub head: Option<Linear>,        // [vocab, hidden]; None = tied to `embed`
     pub rope_periods: Option<Array>, // [head_dim / 2]
 }
 
@@ -315,9 +311,7 @@ pub(crate) struct Loader<'a> {
 
 impl Loader<'_> {
     fn take(&mut self, name: &str) -> Result<Array> {
-        self.tensors
-            .remove(name)
-            .ok_or_else(|| ModelError::MissingTensor { path: self.path.to_path_buf(), name: name.into() })
+        self.tensors.remove(name).ok_or_else(|| ModelError::MissingTensor { path: self.path.to_path_buf(), name: name.into() })
     }
 
     fn shape_err(&self, name: &str, got: &Array, expected: String) -> ModelError {
@@ -392,10 +386,7 @@ impl Loader<'_> {
                 self.linear(&n(Part::K), c.n_kv_heads * hd, h, c.qkv_bias)?,
                 self.linear(&n(Part::V), c.n_kv_heads * hd, h, c.qkv_bias)?,
             ];
-            let gate_up = vec![
-                self.linear(&n(Part::Gate), c.intermediate, h, false)?,
-                self.linear(&n(Part::Up), c.intermediate, h, false)?,
-            ];
+            let gate_up = vec![self.linear(&n(Part::Gate), c.intermediate, h, false)?, self.linear(&n(Part::Up), c.intermediate, h, false)?];
             let layer = Layer {
                 attn_norm: self.vector(&w(Part::AttnNorm), h)?,
                 qkv: Projections::new(qkv, vec![q, kv, kv])?,

@@ -243,10 +243,8 @@ fn batched_scoring_equals_scoring_each_alone() {
     let model = default_model();
     let tok = &model.tokenizer;
     let ctx = tok.encode("I would like to thank you for your").unwrap();
-    let candidates: Vec<Vec<u32>> = [" help", " banana", " kind support", " patience and understanding", " time"]
-        .iter()
-        .map(|c| tok.encode(c).unwrap())
-        .collect();
+    let candidates: Vec<Vec<u32>> =
+        [" help", " banana", " kind support", " patience and understanding", " time"].iter().map(|c| tok.encode(c).unwrap()).collect();
     assert!(candidates.iter().any(|c| c.len() == 1) && candidates.iter().any(|c| c.len() >= 3));
     let mut cache = KvCache::new();
     model.prefill(&mut cache, &ctx).unwrap();
@@ -261,11 +259,7 @@ fn batched_scoring_equals_scoring_each_alone() {
         // And each equals the log-prob read off a plain forward of context + candidate.
         let full = [ctx.clone(), cand.clone()].concat();
         let lp = log_softmax(&laya_logits(&model, &full), model.config.vocab);
-        let direct: f32 = cand
-            .iter()
-            .enumerate()
-            .map(|(j, &t)| lp[(ctx.len() + j - 1) * model.config.vocab + t as usize])
-            .sum();
+        let direct: f32 = cand.iter().enumerate().map(|(j, &t)| lp[(ctx.len() + j - 1) * model.config.vocab + t as usize]).sum();
         assert!((scored.total - direct).abs() < TOL, "{cand:?}: {} vs {direct}", scored.total);
     }
     assert!(batch[0].total > batch[1].total, "help beats banana");

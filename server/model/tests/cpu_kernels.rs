@@ -61,7 +61,9 @@ fn matches_mlx_across_shapes() {
         for group in [32, 64, 128] {
             // decode (1 row), scoring batches (3, 8), prefill (17, 64); N with tails; K of the
             // default model's layers (576, 1536) and a small one.
-            for (m, n, k) in [(1, 576, 576), (1, 1536, 576), (1, 576, 1536), (1, 130, 384), (3, 7, 128), (8, 192, 576), (17, 130, 384), (64, 576, 1536)] {
+            for (m, n, k) in
+                [(1, 576, 576), (1, 1536, 576), (1, 576, 1536), (1, 130, 384), (3, 7, 128), (8, 192, 576), (17, 130, 384), (64, 576, 1536)]
+            {
                 if k % group == 0 {
                     check(m, n, k, group, bits);
                 }
@@ -98,10 +100,21 @@ fn matches_mlx_attention() {
     }
     // decode (1 query), a keystroke (2), scoring rows (8 x 3), a prompt block (26 of 26);
     // head dims of the default model (64), Qwen3 (128), and one the vector path cannot take (40).
-    for (b, h, kvh, l, t, d) in [(1, 9, 3, 1, 64, 64), (1, 9, 3, 2, 513, 64), (8, 9, 3, 3, 70, 64), (1, 9, 3, 26, 26, 64), (2, 16, 8, 5, 40, 128), (1, 4, 2, 3, 17, 40)] {
+    for (b, h, kvh, l, t, d) in
+        [(1, 9, 3, 1, 64, 64), (1, 9, 3, 2, 513, 64), (8, 9, 3, 3, 70, 64), (1, 9, 3, 26, 26, 64), (2, 16, 8, 5, 40, 128), (1, 4, 2, 3, 17, 40)]
+    {
         check_attention(b, h, kvh, l, t, d);
     }
-    assert!(cpu_kernels::attention(&Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]), &Array::from_slice(&[1.0f32; 8], &[1, 1, 2, 4]), &Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]), 1.0).is_err(), "k and v of different shapes");
+    assert!(
+        cpu_kernels::attention(
+            &Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]),
+            &Array::from_slice(&[1.0f32; 8], &[1, 1, 2, 4]),
+            &Array::from_slice(&[1.0f32; 4], &[1, 1, 1, 4]),
+            1.0
+        )
+        .is_err(),
+        "k and v of different shapes"
+    );
 }
 
 /// Laya's log-softmax against a float64 reference (and MLX's logsumexp, which sums in f32): a
@@ -158,7 +171,19 @@ fn one_row_with_outliers_or_non_finite_values_matches() {
     row[575] = 1e-30;
     // Every block wide: one element 50 among small ones. The residual makes the 16-bit step's
     // error vanish (without it the error is up to the whole step: a test with 1e-3 of it fails).
-    let spiky: Vec<f32> = (0..576).map(|i| if i % 32 == (i / 32) % 32 { if i % 64 < 32 { 50.0 } else { -50.0 } } else { row[i] }).collect();
+    let spiky: Vec<f32> = (0..576)
+        .map(|i| {
+            if i % 32 == (i / 32) % 32 {
+                if i % 64 < 32 {
+                    50.0
+                } else {
+                    -50.0
+                }
+            } else {
+                row[i]
+            }
+        })
+        .collect();
     for bits in [4, 8] {
         for group in [32, 64] {
             check_with(&Array::from_slice(&row, &[1, 576]), 130, group, bits, &key, 1.0);

@@ -133,10 +133,7 @@ pub struct Document {
 
 impl Document {
     pub fn new(text: &str, version: i32) -> Self {
-        Self {
-            rope: Rope::from_str(text),
-            version,
-        }
+        Self { rope: Rope::from_str(text), version }
     }
 
     /// The whole text (a copy: O(n)).
@@ -177,10 +174,7 @@ impl Document {
         if new > self.version {
             Ok(())
         } else {
-            Err(TextError::StaleVersion {
-                new,
-                current: self.version,
-            })
+            Err(TextError::StaleVersion { new, current: self.version })
         }
     }
 
@@ -191,12 +185,7 @@ impl Document {
     /// with `text`. Odd positions are clamped, reversed ranges swapped, and positions inside
     /// a character rounded down, as the module documentation says; so this currently never
     /// fails, the `Result` leaves room for refusing changes later.
-    pub fn apply_change(
-        &mut self,
-        range: Option<Range>,
-        text: &str,
-        enc: PositionEncoding,
-    ) -> Result<Edit, TextError> {
+    pub fn apply_change(&mut self, range: Option<Range>, text: &str, enc: PositionEncoding) -> Result<Edit, TextError> {
         let chars = match range {
             None => 0..self.rope.len_chars(),
             Some(r) => {
@@ -259,9 +248,7 @@ impl Document {
         start
             + match enc {
                 PositionEncoding::Utf32 => character.min(content.len_chars()),
-                PositionEncoding::Utf16 => {
-                    content.utf16_cu_to_char(character.min(content.len_utf16_cu()))
-                }
+                PositionEncoding::Utf16 => content.utf16_cu_to_char(character.min(content.len_utf16_cu())),
                 PositionEncoding::Utf8 => content.byte_to_char(character.min(content.len_bytes())),
             }
     }
@@ -284,10 +271,7 @@ impl Document {
             PositionEncoding::Utf16 => content.char_to_utf16_cu(rel),
             PositionEncoding::Utf8 => content.char_to_byte(rel),
         };
-        Position {
-            line: to_u32(line),
-            character: to_u32(character),
-        }
+        Position { line: to_u32(line), character: to_u32(character) }
     }
 
     /// The position of a byte index; a byte inside a multi-byte char counts as that char's
@@ -353,17 +337,8 @@ impl Document {
             return start..end;
         }
         let is_blank = |l: RopeSlice<'_>| l.chars().all(char::is_whitespace);
-        let before = self
-            .rope
-            .lines_at(line)
-            .reversed()
-            .take_while(|&l| !is_blank(l))
-            .count();
-        let after = self
-            .rope
-            .lines_at(line + 1)
-            .take_while(|&l| !is_blank(l))
-            .count();
+        let before = self.rope.lines_at(line).reversed().take_while(|&l| !is_blank(l)).count();
+        let after = self.rope.lines_at(line + 1).take_while(|&l| !is_blank(l)).count();
         self.rope.line_to_char(line - before)..self.line_bounds(line + after).1
     }
 
@@ -430,14 +405,9 @@ impl Document {
             state = match state {
                 Back::Seek { closers_end } => {
                     if c.is_whitespace() {
-                        Back::Space {
-                            end: pos + 1,
-                            breaks: u32::from(is_break),
-                        }
+                        Back::Space { end: pos + 1, breaks: u32::from(is_break) }
                     } else if is_closer(c) {
-                        Back::Seek {
-                            closers_end: closers_end.or(Some(pos + 1)),
-                        }
+                        Back::Seek { closers_end: closers_end.or(Some(pos + 1)) }
                     } else if is_cjk_terminator(c) {
                         return closers_end.unwrap_or(pos + 1);
                     } else {
@@ -465,10 +435,7 @@ impl Document {
                     } else if is_terminator(c) || is_cjk_terminator(c) {
                         return end;
                     } else if c.is_whitespace() {
-                        Back::Space {
-                            end: pos + 1,
-                            breaks: u32::from(is_break),
-                        }
+                        Back::Space { end: pos + 1, breaks: u32::from(is_break) }
                     } else {
                         Back::Seek { closers_end: None }
                     }
@@ -476,11 +443,7 @@ impl Document {
             };
         }
         // The document's start: skip leading whitespace, not past `idx`.
-        self.rope
-            .chars()
-            .take(idx)
-            .take_while(|c| c.is_whitespace())
-            .count()
+        self.rope.chars().take(idx).take_while(|c| c.is_whitespace()).count()
     }
 
     /// At most `max_chars` chars of text before `char_idx` (a model's context window). When
@@ -556,9 +519,7 @@ impl Document {
                 end = Some(e);
             }
         }
-        self.rope
-            .slice(idx..end.or(word_end).unwrap_or(limit))
-            .to_string()
+        self.rope.slice(idx..end.or(word_end).unwrap_or(limit)).to_string()
     }
 
     /// A forward sentence-boundary scanner primed with the text before `pos`.
@@ -567,12 +528,7 @@ impl Document {
         // A `\r` just before `pos` counts here even when a `\n` follows: feeding that `\n`
         // will not count it again.
         let mut after = None;
-        let mut scanner = Scanner {
-            prev: Prev::Start,
-            space: false,
-            breaks: 0,
-            last_cr: pos > 0 && self.rope.char(pos - 1) == '\r',
-        };
+        let mut scanner = Scanner { prev: Prev::Start, space: false, breaks: 0, last_cr: pos > 0 && self.rope.char(pos - 1) == '\r' };
         // The whitespace run just before `pos`.
         let mut c = chars.prev();
         while let Some(ch) = c.filter(|ch| ch.is_whitespace()) {
@@ -676,10 +632,7 @@ fn is_cjk_terminator(c: char) -> bool {
 
 /// May follow a sentence's terminator and still belong to the sentence.
 fn is_closer(c: char) -> bool {
-    matches!(
-        c,
-        '"' | '\'' | '”' | '’' | '»' | ')' | ']' | '}' | '」' | '』' | '）'
-    )
+    matches!(c, '"' | '\'' | '”' | '’' | '»' | ')' | ']' | '}' | '」' | '』' | '）')
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -725,12 +678,7 @@ fn common_suffix_bytes(old: RopeSlice<'_>, new: &str) -> usize {
             n += chunk.len();
             continue;
         }
-        n += chunk
-            .iter()
-            .rev()
-            .zip(rest.iter().rev())
-            .take_while(|(a, b)| a == b)
-            .count();
+        n += chunk.iter().rev().zip(rest.iter().rev()).take_while(|(a, b)| a == b).count();
         break;
     }
     while !new.is_char_boundary(new.len() - n) {
@@ -782,9 +730,7 @@ mod tests {
         let e = doc.apply_change(None, "hello there world", Utf16).unwrap();
         assert_eq!((e.start_char, e.old_end_char, e.new_end_char), (6, 6, 12));
         assert_eq!(doc.text(), "hello there world");
-        let e = doc
-            .apply_change(Some(Range::new(p(0, 0), p(0, 5))), "hello", Utf16)
-            .unwrap();
+        let e = doc.apply_change(Some(Range::new(p(0, 0), p(0, 5))), "hello", Utf16).unwrap();
         assert!(e.is_empty());
         // A common prefix that would end inside a char is cut at the char's start.
         let mut doc = Document::new("é", 0);
@@ -801,21 +747,12 @@ mod tests {
         let mut new = big.clone();
         new.insert_str(2503, "XY");
         let e = doc.apply_change(None, &new, Utf32).unwrap();
-        assert_eq!(
-            (e.start_byte, e.old_end_byte, e.new_end_byte),
-            (2503, 2503, 2505)
-        );
+        assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (2503, 2503, 2505));
         // 227 lines of 10 chars (11 bytes), then "abcdé".
-        assert_eq!(
-            (e.start_char, e.old_end_char, e.new_end_char),
-            (2275, 2275, 2277)
-        );
+        assert_eq!((e.start_char, e.old_end_char, e.new_end_char), (2275, 2275, 2277));
         assert_eq!(doc.text(), new);
         let e = doc.apply_change(None, &big, Utf32).unwrap();
-        assert_eq!(
-            (e.start_char, e.old_end_char, e.new_end_char),
-            (2275, 2277, 2275)
-        );
+        assert_eq!((e.start_char, e.old_end_char, e.new_end_char), (2275, 2277, 2275));
         assert_eq!(doc.text(), big);
     }
 

@@ -59,12 +59,7 @@ pub struct CursorSplit<'a> {
 /// boundary: subword tokenizers attach the leading space to the word (" Paris"), so the
 /// context stops before that space and the typed characters become a constraint.
 pub fn split_at_cursor(text: &str) -> CursorSplit<'_> {
-    let word_start = text
-        .char_indices()
-        .rev()
-        .take_while(|&(_, c)| is_word_char(c))
-        .last()
-        .map_or(text.len(), |(i, _)| i);
+    let word_start = text.char_indices().rev().take_while(|&(_, c)| is_word_char(c)).last().map_or(text.len(), |(i, _)| i);
     let word = &text[word_start..];
     // A leading apostrophe is a quote mark, not part of the word.
     let (word_start, word) = match word.strip_prefix(['\'', '’']) {

@@ -93,7 +93,10 @@ pub fn prose_mask(text: &str) -> ProseMask {
             fence = Some((start, ch.to_string().repeat(n)));
             continue;
         }
-        if lead == "$$" || lead.starts_with("\\begin{") && (lead.contains("equation") || lead.contains("align") || lead.contains("verbatim") || lead.contains("lstlisting")) {
+        if lead == "$$"
+            || lead.starts_with("\\begin{")
+                && (lead.contains("equation") || lead.contains("align") || lead.contains("verbatim") || lead.contains("lstlisting"))
+        {
             // Display math or a verbatim environment: until its end line.
             let end_marker = if lead == "$$" { "$$".to_string() } else { lead.replacen("\\begin", "\\end", 1) };
             fence = Some((start, end_marker));

@@ -30,11 +30,7 @@ fn edited(text: &str, range: Option<Range>, new: &str, enc: PositionEncoding) ->
 fn multibyte_chars_in_each_encoding() {
     // é: 2 UTF-8 bytes, 1 UTF-16 unit. 中: 3 bytes, 1 unit. 😀: 4 bytes, 2 units.
     let doc = Document::new("aé中😀b", 0);
-    let ends = [
-        (Utf8, [0, 1, 3, 6, 10, 11]),
-        (Utf16, [0, 1, 2, 3, 5, 6]),
-        (Utf32, [0, 1, 2, 3, 4, 5]),
-    ];
+    let ends = [(Utf8, [0, 1, 3, 6, 10, 11]), (Utf16, [0, 1, 2, 3, 5, 6]), (Utf32, [0, 1, 2, 3, 4, 5])];
     for (enc, cols) in ends {
         for (i, col) in cols.into_iter().enumerate() {
             assert_eq!(doc.offset_of(p(0, col), enc), i, "{enc:?} col {col}");
@@ -159,14 +155,8 @@ fn deleting_everything_and_replacing_everything() {
     let mut doc = Document::new(text, 1);
     let e = doc.apply_change(None, "", Utf16).unwrap();
     assert_eq!((e.start_char, e.old_end_char, e.new_end_char), (0, 28, 0));
-    assert_eq!(
-        (e.start_byte, e.old_end_byte, e.new_end_byte),
-        (0, text.len(), 0)
-    );
-    assert_eq!(
-        (doc.len_chars(), doc.len_bytes(), doc.len_lines()),
-        (0, 0, 1)
-    );
+    assert_eq!((e.start_byte, e.old_end_byte, e.new_end_byte), (0, text.len(), 0));
+    assert_eq!((doc.len_chars(), doc.len_bytes(), doc.len_lines()), (0, 0, 1));
 }
 
 #[test]
@@ -184,14 +174,7 @@ fn the_edit_describes_the_change() {
     let mut doc = Document::new("l’été\nest là", 3);
     let e = doc.apply_change(r(1, 4, 1, 6), "ici", Utf16).unwrap();
     assert_eq!(doc.text(), "l’été\nest ici");
-    let expected = Edit {
-        start_byte: 14,
-        old_end_byte: 17,
-        new_end_byte: 17,
-        start_char: 10,
-        old_end_char: 12,
-        new_end_char: 13,
-    };
+    let expected = Edit { start_byte: 14, old_end_byte: 17, new_end_byte: 17, start_char: 10, old_end_char: 12, new_end_char: 13 };
     assert_eq!(e, expected);
     assert_eq!((e.removed_chars(), e.inserted_chars()), (2, 3));
     assert_eq!(e.map_char(3), 3);
@@ -226,8 +209,7 @@ fn unicode_line_separators_are_not_line_breaks() {
 // ---------------------------------------------------------------------------------------
 // Paragraphs, sentences, context
 
-const PROSE: &str =
-    "Title\n\nFirst one. Second one!  Third\nline? Yes.\n  \t\r\nNext para.\r\n\r\nLast";
+const PROSE: &str = "Title\n\nFirst one. Second one!  Third\nline? Yes.\n  \t\r\nNext para.\r\n\r\nLast";
 
 #[test]
 fn paragraphs_are_separated_by_blank_lines() {
@@ -238,14 +220,8 @@ fn paragraphs_are_separated_by_blank_lines() {
     assert_eq!(span(doc.paragraph_at(0)), "Title");
     assert_eq!(span(doc.paragraph_at(5)), "Title");
     assert_eq!(span(doc.paragraph_at(6)), "");
-    assert_eq!(
-        span(doc.paragraph_at(at("Second"))),
-        "First one. Second one!  Third\nline? Yes."
-    );
-    assert_eq!(
-        span(doc.paragraph_at(at("line?"))),
-        "First one. Second one!  Third\nline? Yes."
-    );
+    assert_eq!(span(doc.paragraph_at(at("Second"))), "First one. Second one!  Third\nline? Yes.");
+    assert_eq!(span(doc.paragraph_at(at("line?"))), "First one. Second one!  Third\nline? Yes.");
     assert_eq!(span(doc.paragraph_at(at("  \t"))), "  \t");
     assert_eq!(span(doc.paragraph_at(at("Next"))), "Next para.");
     assert_eq!(span(doc.paragraph_at(doc.len_chars())), "Last");
@@ -390,11 +366,7 @@ impl Model {
     /// (start, end) of a line's content, before its line break.
     fn line(&self, line: usize) -> (usize, usize) {
         let start = self.line_starts[line];
-        let mut end = self
-            .line_starts
-            .get(line + 1)
-            .copied()
-            .unwrap_or(self.chars.len());
+        let mut end = self.line_starts.get(line + 1).copied().unwrap_or(self.chars.len());
         while end > start && matches!(self.chars[end - 1], '\r' | '\n') {
             end -= 1;
         }
@@ -420,10 +392,7 @@ impl Model {
         let idx = idx.min(self.chars.len());
         let line = self.line_starts.partition_point(|&s| s <= idx) - 1;
         let (start, end) = self.line(line);
-        let units: usize = self.chars[start..idx.min(end)]
-            .iter()
-            .map(|&c| Self::width(c, enc))
-            .sum();
+        let units: usize = self.chars[start..idx.min(end)].iter().map(|&c| Self::width(c, enc)).sum();
         p(line as u32, units as u32)
     }
 
@@ -456,9 +425,7 @@ impl Model {
 }
 
 fn piece() -> impl Strategy<Value = &'static str> {
-    prop::sample::select(vec![
-        "a", "b", "xyz", " ", ". ", "é", "中", "😀", "👍🏽", "\r\n", "\r", "\n", "\n\n", "\u{2028}",
-    ])
+    prop::sample::select(vec!["a", "b", "xyz", " ", ". ", "é", "中", "😀", "👍🏽", "\r\n", "\r", "\n", "\n\n", "\u{2028}"])
 }
 
 fn text(max_pieces: usize) -> impl Strategy<Value = String> {
@@ -494,12 +461,7 @@ fn start_text() -> impl Strategy<Value = String> {
 }
 
 fn check_edit(before: &str, after: &str, e: &Edit) {
-    let rebuilt = format!(
-        "{}{}{}",
-        &before[..e.start_byte],
-        &after[e.start_byte..e.new_end_byte],
-        &before[e.old_end_byte..]
-    );
+    let rebuilt = format!("{}{}{}", &before[..e.start_byte], &after[e.start_byte..e.new_end_byte], &before[e.old_end_byte..]);
     assert_eq!(rebuilt, after, "edit {e:?}");
     assert_eq!(before[..e.start_byte].chars().count(), e.start_char);
     assert_eq!(before[..e.old_end_byte].chars().count(), e.old_end_char);
@@ -514,41 +476,20 @@ fn check_positions(doc: &Document, model: &Model, probes: &[Position], samples: 
     let stride = |len: usize| (len / samples).max(1);
     for enc in ENCODINGS {
         for &pos in probes {
-            assert_eq!(
-                doc.offset_of(pos, enc),
-                model.offset_of(pos, enc),
-                "offset_of({pos:?}, {enc:?})"
-            );
+            assert_eq!(doc.offset_of(pos, enc), model.offset_of(pos, enc), "offset_of({pos:?}, {enc:?})");
         }
         for idx in (0..=n + 1).step_by(stride(n)).chain([n, n + 1]) {
             let pos = doc.position_of(idx, enc);
-            assert_eq!(
-                pos,
-                model.position_of(idx, enc),
-                "position_of({idx}, {enc:?})"
-            );
+            assert_eq!(pos, model.position_of(idx, enc), "position_of({idx}, {enc:?})");
             // Round trip, except past the end and between the \r and \n of a CRLF.
-            let mid_crlf =
-                idx > 0 && idx < n && model.chars[idx] == '\n' && model.chars[idx - 1] == '\r';
+            let mid_crlf = idx > 0 && idx < n && model.chars[idx] == '\n' && model.chars[idx - 1] == '\r';
             if idx <= n && !mid_crlf {
-                assert_eq!(
-                    doc.offset_of(pos, enc),
-                    idx,
-                    "offset_of(position_of({idx}, {enc:?}))"
-                );
+                assert_eq!(doc.offset_of(pos, enc), idx, "offset_of(position_of({idx}, {enc:?}))");
             }
         }
         let valid = model.valid_positions(enc);
-        for &pos in valid
-            .iter()
-            .step_by(stride(valid.len()))
-            .chain(valid.last())
-        {
-            assert_eq!(
-                doc.position_of(doc.offset_of(pos, enc), enc),
-                pos,
-                "round trip {pos:?} {enc:?}"
-            );
+        for &pos in valid.iter().step_by(stride(valid.len())).chain(valid.last()) {
+            assert_eq!(doc.position_of(doc.offset_of(pos, enc), enc), pos, "round trip {pos:?} {enc:?}");
         }
     }
     let lines = model.line_starts.len();
@@ -566,10 +507,7 @@ fn check_positions(doc: &Document, model: &Model, probes: &[Position], samples: 
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000)
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2_000)
 }
 
 proptest! {
@@ -616,10 +554,7 @@ proptest! {
 // Cost
 
 #[test]
-#[cfg_attr(
-    feature = "ropey-small-chunks",
-    ignore = "9-byte chunks make 20 MB slow"
-)]
+#[cfg_attr(feature = "ropey-small-chunks", ignore = "9-byte chunks make 20 MB slow")]
 fn edits_on_a_20_mb_document_do_not_copy_it() {
     let line = "Une phrase d’exemple, avec un peu de texte — et un 😀.\r\n";
     let text = line.repeat(20_000_000 / line.len());

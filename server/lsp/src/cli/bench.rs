@@ -117,10 +117,12 @@ fn spec(model: &Model, reps: usize, warmup: usize) -> anyhow::Result<Spec> {
     let ids: Vec<u32> = once.iter().copied().cycle().take(513).collect();
     let candidates = CANDIDATES
         .iter()
-        .map(|c| model.tokenizer.encode(c).map(|mut t| {
-            t.truncate(3);
-            t
-        }))
+        .map(|c| {
+            model.tokenizer.encode(c).map(|mut t| {
+                t.truncate(3);
+                t
+            })
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(Spec { only: vec![], prompt64: ids[..64].to_vec(), prompt512: ids[..512].to_vec(), candidates, reps, warmup, max_seconds: 30.0 })
 }
@@ -222,10 +224,7 @@ fn run_laya(model: &Model, s: &Spec, progress: &mut Progress, label: &str) -> an
         r.insert(name.to_string(), t.summary(json!({"argmax": id, "logprob": p})));
         progress.step(&format!("{label} {name}"));
     }
-    for (name, prompt, token) in [
-        ("decode_64", &s.prompt64[..], s.prompt512[64]),
-        ("decode_512", &s.prompt512[..511], s.prompt512[511]),
-    ] {
+    for (name, prompt, token) in [("decode_64", &s.prompt64[..], s.prompt512[64]), ("decode_512", &s.prompt512[..511], s.prompt512[511])] {
         if !s.wants(name) {
             continue;
         }
@@ -439,10 +438,8 @@ fn median(engines: &serde_json::Map<String, Value>, engine: &str, w: &str) -> Op
 fn ratios(engines: &serde_json::Map<String, Value>) -> Value {
     let mut r = serde_json::Map::new();
     for peer in engines.keys().filter(|k| *k != "laya") {
-        let per: serde_json::Map<String, Value> = WORKLOADS
-            .iter()
-            .filter_map(|w| Some((w.to_string(), json!(median(engines, "laya", w)? / median(engines, peer, w)?))))
-            .collect();
+        let per: serde_json::Map<String, Value> =
+            WORKLOADS.iter().filter_map(|w| Some((w.to_string(), json!(median(engines, "laya", w)? / median(engines, peer, w)?)))).collect();
         r.insert(peer.clone(), Value::Object(per));
     }
     Value::Object(r)
@@ -572,8 +569,22 @@ fn replay(args: &Args) -> anyhow::Result<()> {
     if args.json {
         return out(&report.to_string());
     }
-    out(&format!("replay of {} ({} characters at {} ms a key), load average {}", file.display(), report["characters"], args.pace_ms, report["load_average"].as_str().unwrap_or("?")))?;
-    let row = |name: &str, v: &Value| format!("{name:<34} p50 {:>7.2}  p95 {:>7.2}  p99 {:>7.2} ms  (n {})", v["p50_ms"].as_f64().unwrap_or(f64::NAN), v["p95_ms"].as_f64().unwrap_or(f64::NAN), v["p99_ms"].as_f64().unwrap_or(f64::NAN), v["n"]);
+    out(&format!(
+        "replay of {} ({} characters at {} ms a key), load average {}",
+        file.display(),
+        report["characters"],
+        args.pace_ms,
+        report["load_average"].as_str().unwrap_or("?")
+    ))?;
+    let row = |name: &str, v: &Value| {
+        format!(
+            "{name:<34} p50 {:>7.2}  p95 {:>7.2}  p99 {:>7.2} ms  (n {})",
+            v["p50_ms"].as_f64().unwrap_or(f64::NAN),
+            v["p95_ms"].as_f64().unwrap_or(f64::NAN),
+            v["p99_ms"].as_f64().unwrap_or(f64::NAN),
+            v["n"]
+        )
+    };
     out(&row("ghost text, per keystroke", &report["ghost_text"]))?;
     out(&row("  of which engine jobs", &report["ghost_engine"]))?;
     out(&row("typo re-check (asked to answer)", &report["typo_recheck_engine"]))?;
@@ -593,19 +604,18 @@ fn replay(args: &Args) -> anyhow::Result<()> {
             t["p95"]
         ))?;
     }
-    out(&format!(
-        "{:<34} {} ({} forwards, while idle)",
-        "ghost texts worked out ahead", report["speculations"], report["speculative_forwards"]
-    ))?;
+    out(&format!("{:<34} {} ({} forwards, while idle)", "ghost texts worked out ahead", report["speculations"], report["speculative_forwards"]))?;
     out(&format!(
         "{:<34} {} (a forward each, while idle; {} left for want of time)",
         "next letters' first steps ahead", report["letter_steps"], report["letter_steps_skipped"]
     ))?;
-    out(&format!(
-        "{:<34} {} ({} forwards, while idle)",
-        "words scored ahead of re-checks", report["checked_ahead"], report["check_ahead_forwards"]
-    ))?;
+    out(&format!("{:<34} {} ({} forwards, while idle)", "words scored ahead of re-checks", report["checked_ahead"], report["check_ahead_forwards"]))?;
     out(&format!("{:<34} {:.1}%", "keystrokes that re-prefilled", 100.0 * report["reprefill_share"].as_f64().unwrap_or(0.0)))?;
     out(&format!("{:<34} {} (digest {})", "suggestions shown", report["suggestions_shown"], report["suggestions_digest"].as_str().unwrap_or("-")))?;
-    out(&format!("{:<34} {:.1} MB (budget {:.0} MB)", "KV caches", report["cache_bytes"].as_f64().unwrap_or(0.0) / 1e6, report["budget_bytes"].as_f64().unwrap_or(0.0) / 1e6))
+    out(&format!(
+        "{:<34} {:.1} MB (budget {:.0} MB)",
+        "KV caches",
+        report["cache_bytes"].as_f64().unwrap_or(0.0) / 1e6,
+        report["budget_bytes"].as_f64().unwrap_or(0.0) / 1e6
+    ))
 }

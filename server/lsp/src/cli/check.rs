@@ -35,7 +35,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let counts = laya_decide::word_counts(&text);
     let start = Instant::now();
     let mut cache = KvCache::new();
-    let issues = speller.check(Some(&model), &mut cache, &text, 0, &|w: &str| speller.meant_by_repetition(w, counts.get(&w.to_lowercase()).copied().unwrap_or(0)), &|| false)?;
+    let issues = speller.check(
+        Some(&model),
+        &mut cache,
+        &text,
+        0,
+        &|w: &str| speller.meant_by_repetition(w, counts.get(&w.to_lowercase()).copied().unwrap_or(0)),
+        &|| false,
+    )?;
     let latency_ms = ms(start);
     if args.json {
         let items: Vec<_> = issues

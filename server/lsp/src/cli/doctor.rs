@@ -8,9 +8,8 @@ use serde_json::json;
 use super::{load_model, out, peak_rss_bytes};
 use crate::ModelArgs;
 
-pub static LONG_VERSION: LazyLock<String> = LazyLock::new(|| {
-    format!("{} (MLX {}, device {})", env!("CARGO_PKG_VERSION"), laya_model::mlx_version(), laya_model::device_name())
-});
+pub static LONG_VERSION: LazyLock<String> =
+    LazyLock::new(|| format!("{} (MLX {}, device {})", env!("CARGO_PKG_VERSION"), laya_model::mlx_version(), laya_model::device_name()));
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -61,7 +60,19 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ("device", laya_model::device_name().to_string()),
         ("model", i.path.display().to_string()),
         ("format", format.to_string()),
-        ("architecture", format!("{} ({} layers, hidden {}, {}/{} heads, vocab {}, context {})", c.arch.name(), c.n_layers, c.hidden, c.n_heads, c.n_kv_heads, c.vocab, c.context_len)),
+        (
+            "architecture",
+            format!(
+                "{} ({} layers, hidden {}, {}/{} heads, vocab {}, context {})",
+                c.arch.name(),
+                c.n_layers,
+                c.hidden,
+                c.n_heads,
+                c.n_kv_heads,
+                c.vocab,
+                c.context_len
+            ),
+        ),
         ("parameters", format!("{:.1} M", c.parameter_count() as f64 / 1e6)),
         ("quantization", i.quantization.clone()),
         ("activations", format!("{:?}", i.compute_dtype).to_lowercase()),

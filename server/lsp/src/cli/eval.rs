@@ -76,8 +76,9 @@ pub fn load_speller(path: Option<&Path>) -> anyhow::Result<Speller> {
 fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Result<Speller> {
     let path = match path {
         Some(p) => p.to_path_buf(),
-        None => laya_decide::default_lexicon_path()
-            .context("no lexicon found: run `make lexicon` (or scripts/lexicon.sh), or pass --lexicon FILE")?,
+        None => {
+            laya_decide::default_lexicon_path().context("no lexicon found: run `make lexicon` (or scripts/lexicon.sh), or pass --lexicon FILE")?
+        }
     };
     Ok(Speller::with_options(Lexicon::load(&path)?, opts))
 }
@@ -101,10 +102,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
 }
 
 fn read(files: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
-    files
-        .iter()
-        .map(|f| Ok((f.clone(), std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?)))
-        .collect()
+    files.iter().map(|f| Ok((f.clone(), std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?))).collect()
 }
 
 /// A small deterministic shuffle (xorshift), so `--seed` needs no extra crate.
@@ -385,7 +383,14 @@ fn context(c: &Common) -> anyhow::Result<Value> {
         let mut cache = KvCache::new();
         let counts = laya_decide::word_counts(&case.text);
         let t = Instant::now();
-        let issues = speller.check(Some(model), &mut cache, &case.text, 0, &|w: &str| speller.meant_by_repetition(w, counts.get(&w.to_lowercase()).copied().unwrap_or(0)), &|| false)?;
+        let issues = speller.check(
+            Some(model),
+            &mut cache,
+            &case.text,
+            0,
+            &|w: &str| speller.meant_by_repetition(w, counts.get(&w.to_lowercase()).copied().unwrap_or(0)),
+            &|| false,
+        )?;
         latencies.push(ms(t));
         let n_words = words(&case.text).len();
         let before = false_alarms;

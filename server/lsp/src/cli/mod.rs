@@ -46,7 +46,11 @@ pub fn visible(text: &str) -> String {
 
 /// A probability in six columns: three decimals, or "<0.001" rather than a bare 0.000.
 pub fn prob(p: f32) -> String {
-    if p > 0.0 && p < 0.0005 { "<0.001".into() } else { format!("{p:.3}") }
+    if p > 0.0 && p < 0.0005 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
 }
 
 /// p50/p95/p99 (nearest rank) and the count of latency samples, as `laya eval` and the replay report them.

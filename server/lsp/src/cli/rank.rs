@@ -37,11 +37,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     // A context ending in a letter wants its next word with a leading space (" help"), the way
     // the tokenizer saw words in training; after a space or newline the candidate goes as is.
     let spaced = !args.literal && !args.context.ends_with(char::is_whitespace);
-    let scored: Vec<String> = args
-        .candidates
-        .iter()
-        .map(|c| if spaced && !c.starts_with(char::is_whitespace) { format!(" {c}") } else { c.clone() })
-        .collect();
+    let scored: Vec<String> =
+        args.candidates.iter().map(|c| if spaced && !c.starts_with(char::is_whitespace) { format!(" {c}") } else { c.clone() }).collect();
     let (model, load_ms) = load_model(&args.model)?;
     let mut cache = KvCache::new();
     let start = Instant::now();

@@ -117,7 +117,13 @@ fn print_table(r: &Value) -> anyhow::Result<()> {
         } else {
             format!("error {}", p["error"])
         };
-        out(&format!("  {:<42} {:>12} {:>10}  {}{detail}", p["probe"].as_str().unwrap_or("?"), "", "", if p["ok"] == true { "" } else { "NOT HANDLED: " }))?;
+        out(&format!(
+            "  {:<42} {:>12} {:>10}  {}{detail}",
+            p["probe"].as_str().unwrap_or("?"),
+            "",
+            "",
+            if p["ok"] == true { "" } else { "NOT HANDLED: " }
+        ))?;
     }
     for l in r["load"].as_array().into_iter().flatten() {
         out(&format!(

@@ -158,7 +158,6 @@ impl Backend {
 }
 
 impl Inner {
-
     pub(crate) fn settings(&self) -> Settings {
         self.settings.read().map(|s| s.clone()).unwrap_or_default()
     }
@@ -241,4 +240,3 @@ pub(crate) fn check_from(s: &Settings, d: &Doc, cursor: usize) -> Option<usize> 
     }
     d.doc.paragraph_start(cursor).filter(|p| d.anchor <= *p).map(|p| d.doc.rope().slice(d.anchor..p).len_bytes())
 }
-

@@ -117,7 +117,6 @@ impl Inner {
             }
         });
     }
-
 }
 
 /// One spelling pass over a document; false when the engine stopped early for urgent work.
@@ -155,11 +154,8 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                     let repeated: HashSet<String> = counts.into_iter().filter(|(_, n)| *n > 1).map(|(w, _)| w).collect();
                     let skip: HashSet<String> = repeated.union(&d.ignored).cloned().collect();
                     // Each paragraph's key, once: it reads the paragraph's words.
-                    let keys: Vec<u64> = paragraphs
-                        .iter()
-                        .enumerate()
-                        .map(|(i, p)| check_key(&p.1) ^ if cut == Some(i) { WORD_BEING_TYPED } else { 0 })
-                        .collect();
+                    let keys: Vec<u64> =
+                        paragraphs.iter().enumerate().map(|(i, p)| check_key(&p.1) ^ if cut == Some(i) { WORD_BEING_TYPED } else { 0 }).collect();
                     let mut todo: Vec<(CheckText, u64, Vec<String>)> = vec![];
                     let mut queued = HashSet::new();
                     for (i, (p, &k)) in paragraphs.iter().zip(&keys).enumerate() {
@@ -187,7 +183,18 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
             let found = if todo.is_empty() {
                 vec![]
             } else {
-                match engine.ask(|reply| Job::Check { doc: uri.clone(), version, paragraphs: todo.iter().map(|t| t.0.clone()).collect(), ignored: ignored.clone(), repeated: repeated.clone(), asked: std::time::Instant::now(), reply }).await {
+                match engine
+                    .ask(|reply| Job::Check {
+                        doc: uri.clone(),
+                        version,
+                        paragraphs: todo.iter().map(|t| t.0.clone()).collect(),
+                        ignored: ignored.clone(),
+                        repeated: repeated.clone(),
+                        asked: std::time::Instant::now(),
+                        reply,
+                    })
+                    .await
+                {
                     Ok(f) => f,
                     Err(JobError::Stale) => return true, // a newer edit checks again
                     Err(JobError::NoModel(m)) => {

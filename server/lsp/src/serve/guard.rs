@@ -67,7 +67,8 @@ fn replace_lone_surrogates(body: &[u8]) -> Option<Vec<u8>> {
                 if let Some(u) = hex(&body[i + 2..i + 6]) {
                     let high = (0xD800..0xDC00).contains(&u);
                     let low = (0xDC00..0xE000).contains(&u);
-                    let next_low = body.get(i + 6..i + 12).is_some_and(|n| n.starts_with(b"\\u") && hex(&n[2..]).is_some_and(|v| (0xDC00..0xE000).contains(&v)));
+                    let next_low =
+                        body.get(i + 6..i + 12).is_some_and(|n| n.starts_with(b"\\u") && hex(&n[2..]).is_some_and(|v| (0xDC00..0xE000).contains(&v)));
                     if high && next_low {
                         out.extend_from_slice(&body[i..i + 12]);
                         i += 12;

@@ -32,7 +32,9 @@ pub fn job_error(e: JobError) -> Error {
     match e {
         JobError::Stale => Error { code: ErrorCode::RequestCancelled, message: "superseded by a newer edit".into(), data: None },
         JobError::Late => Error { code: ErrorCode::RequestCancelled, message: "dropped: it waited longer than latencyBudgetMs".into(), data: None },
-        JobError::NoModel(m) => Error { code: ErrorCode::ServerError(REQUEST_FAILED), message: format!("the model is not ready: {m}").into(), data: None },
+        JobError::NoModel(m) => {
+            Error { code: ErrorCode::ServerError(REQUEST_FAILED), message: format!("the model is not ready: {m}").into(), data: None }
+        }
         JobError::Failed(m) => Error { code: ErrorCode::InternalError, message: m.into(), data: None },
     }
 }

@@ -69,7 +69,10 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         if ch != '\n' {
             let t = Instant::now();
             let resp = c
-                .request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"triggerKind": 2}}))
+                .request(
+                    "textDocument/inlineCompletion",
+                    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"triggerKind": 2}}),
+                )
                 .await?;
             ghost_ms.push(t.elapsed().as_secs_f64() * 1e3);
             if let Some(items) = resp["result"]["items"].as_array().filter(|a| !a.is_empty()) {

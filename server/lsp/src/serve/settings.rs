@@ -175,11 +175,7 @@ pub fn append_word_atomically(path: &Path, word: &str) -> Result<(), String> {
     let n = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().map_or("dictionary".into(), |n| n.to_string_lossy());
     let tmp = dir.join(format!(".{name}.{}-{n}.laya-tmp", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
     let mut text = old;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');

@@ -132,9 +132,7 @@ impl Model {
     }
 }
 
-const PIECES: &[&str] = &[
-    "a", "word ", "é", "ß", "漢字", "😀", "👩‍👩‍👧", "\n", "\r\n", "\r", "\t", " ", "naïve café ", "e\u{301}", "🇫🇷", "𝕏",
-];
+const PIECES: &[&str] = &["a", "word ", "é", "ß", "漢字", "😀", "👩‍👩‍👧", "\n", "\r\n", "\r", "\t", " ", "naïve café ", "e\u{301}", "🇫🇷", "𝕏"];
 
 fn random_text(rng: &mut Rng, max_pieces: usize) -> String {
     (0..rng.below(max_pieces + 1)).map(|_| PIECES[rng.below(PIECES.len())]).collect()
@@ -149,7 +147,10 @@ async fn fuzz_sync(enc: &'static str, edits: usize, seconds: f64, seed: u64) -> 
     let mut models: Vec<Model> = (0..docs).map(|_| Model { text: vec![] }).collect();
     let mut versions = vec![1i64; docs];
     for d in 0..docs {
-        c.notify("textDocument/didOpen", json!({"textDocument": {"uri": format!("file:///fuzz/{enc}/{d}.md"), "languageId": "markdown", "version": 1, "text": ""}}));
+        c.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": format!("file:///fuzz/{enc}/{d}.md"), "languageId": "markdown", "version": 1, "text": ""}}),
+        );
     }
     let (mut compared, mut mismatches, mut done) = (0, vec![], 0);
     for n in 0..edits {
@@ -197,13 +198,23 @@ async fn fuzz_sync(enc: &'static str, edits: usize, seconds: f64, seed: u64) -> 
             compared += 1;
             let want: String = models[d].text.iter().collect();
             if got.as_deref() != Some(want.as_str()) {
-                mismatches.push(format!("{enc} edit {n} in doc {d}: server {} chars, expected {}", got.map_or(0, |g| g.chars().count()), want.chars().count()));
-                models[d].text = c.text_of(&uri).await?.unwrap_or_default().chars().collect(); // go on from the server's text
+                mismatches.push(format!(
+                    "{enc} edit {n} in doc {d}: server {} chars, expected {}",
+                    got.map_or(0, |g| g.chars().count()),
+                    want.chars().count()
+                ));
+                models[d].text = c.text_of(&uri).await?.unwrap_or_default().chars().collect();
+                // go on from the server's text
             }
         }
     }
     // Invalid requests answer with an error, not a hang.
-    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": "file:///fuzz/none.md"}, "position": {"line": 0, "character": 0}, "context": {"triggerKind": 1}})).await?;
+    let r = c
+        .request(
+            "textDocument/inlineCompletion",
+            json!({"textDocument": {"uri": "file:///fuzz/none.md"}, "position": {"line": 0, "character": 0}, "context": {"triggerKind": 1}}),
+        )
+        .await?;
     if r.get("error").is_none() {
         mismatches.push(format!("inline completion for a document that is not open answered {r}"));
     }
@@ -259,16 +270,26 @@ async fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
         for k in 0..20 {
             let col = if lines == 0 { text.len() + k } else { k };
             let at = json!({"line": lines, "character": col});
-            c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 2 + k}, "contentChanges": [{"range": {"start": at, "end": at}, "text": "a"}]}));
+            c.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": uri, "version": 2 + k}, "contentChanges": [{"range": {"start": at, "end": at}, "text": "a"}]}),
+            );
             let col = col + 1;
             let r = c
-                .request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": {"line": lines, "character": col}, "context": {"triggerKind": 2}}))
+                .request(
+                    "textDocument/inlineCompletion",
+                    json!({"textDocument": {"uri": uri}, "position": {"line": lines, "character": col}, "context": {"triggerKind": 2}}),
+                )
                 .await?;
             if r.get("error").is_some() {
                 bail!("inline completion in {uri} failed: {r}");
             }
         }
-        let name = if uri.contains("20mb") { "typing 20 keys at the end of the 20 MB document" } else { "typing 20 keys at the end of the million-character line" };
+        let name = if uri.contains("20mb") {
+            "typing 20 keys at the end of the 20 MB document"
+        } else {
+            "typing 20 keys at the end of the million-character line"
+        };
         rows.push(json!({"probe": name, "per_key_ms": t.elapsed().as_secs_f64() * 1e3 / 20.0, "ok": true}));
     }
     let huge = "x".repeat(100 * 1024 * 1024);
@@ -385,7 +406,9 @@ pub fn run(s: Stress, prose: String) -> anyhow::Result<Value> {
         for (i, enc) in ["utf-16", "utf-8", "utf-32"].into_iter().enumerate() {
             let t = Instant::now();
             let (edits, compared, mismatches) = fuzz_sync(enc, s.fuzz_edits, s.fuzz_seconds, s.seed + i as u64).await?;
-            sync.push(json!({"encoding": enc, "edits": edits, "comparisons": compared, "mismatches": mismatches, "seconds": t.elapsed().as_secs_f64()}));
+            sync.push(
+                json!({"encoding": enc, "edits": edits, "comparisons": compared, "mismatches": mismatches, "seconds": t.elapsed().as_secs_f64()}),
+            );
         }
         report["sync"] = json!(sync);
 

@@ -38,11 +38,7 @@ fn python() -> PathBuf {
 
 /// Runs the reference script; returns its stdout's JSON line.
 pub fn reference(args: &[&str]) -> serde_json::Value {
-    let out = Command::new(python())
-        .arg(repo().join("tests/reference/mlx_reference.py"))
-        .args(args)
-        .output()
-        .expect("the Python reference runs");
+    let out = Command::new(python()).arg(repo().join("tests/reference/mlx_reference.py")).args(args).output().expect("the Python reference runs");
     assert!(out.status.success(), "reference {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8(out.stdout).unwrap();
     serde_json::from_str(stdout.lines().last().unwrap_or("")).expect("the reference prints JSON")
@@ -65,8 +61,19 @@ pub fn reference_logits(model: &Path, ids: &[u32]) -> (Vec<f32>, usize) {
 pub fn make_checkpoint(arch: &str, bits: u32, group: u32, seed: u32) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     reference(&[
-        "make-checkpoint", "--arch", arch, "--bits", &bits.to_string(), "--group-size", &group.to_string(),
-        "--seed", &seed.to_string(), "--out", dir.path().to_str().unwrap(), "--dtype", "float32",
+        "make-checkpoint",
+        "--arch",
+        arch,
+        "--bits",
+        &bits.to_string(),
+        "--group-size",
+        &group.to_string(),
+        "--seed",
+        &seed.to_string(),
+        "--out",
+        dir.path().to_str().unwrap(),
+        "--dtype",
+        "float32",
     ]);
     dir
 }

@@ -30,8 +30,7 @@ pub async fn code_action(b: &Backend, params: CodeActionParams) -> Result<Option
             }
             d.doc.version()
         };
-        let suggestions: Vec<String> =
-            data["suggestions"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(String::from)).collect();
+        let suggestions: Vec<String> = data["suggestions"].as_array().into_iter().flatten().filter_map(|v| v.as_str().map(String::from)).collect();
         let repeated = diag.code == Some(NumberOrString::String(CODE_REPEATED.into()));
         for (i, s) in suggestions.iter().enumerate() {
             let te = TextEdit { range: diag.range, new_text: s.clone() };

@@ -70,7 +70,8 @@ pub async fn completion(b: &Backend, params: CompletionParams) -> Result<Option<
     let typed = last_word(&before);
     if at_line_end && !typed.is_empty() {
         let own = sugg.iter().find(|x| x.kind == SuggestionKind::CompleteWord && x.word == typed).map(|x| x.logprob);
-        let longer = sugg.iter().filter(|x| x.kind == SuggestionKind::CompleteWord && x.word != typed).map(|x| x.logprob).fold(f32::NEG_INFINITY, f32::max);
+        let longer =
+            sugg.iter().filter(|x| x.kind == SuggestionKind::CompleteWord && x.word != typed).map(|x| x.logprob).fold(f32::NEG_INFINITY, f32::max);
         if own.is_some_and(|o| o >= longer) {
             return Ok(None);
         }

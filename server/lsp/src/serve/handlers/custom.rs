@@ -44,7 +44,6 @@ impl Backend {
             "reanchors": self.reanchors.load(std::sync::atomic::Ordering::Relaxed),
         }))
     }
-
 }
 
 #[derive(Debug, Deserialize)]

@@ -74,7 +74,13 @@ impl Backend {
                         let items = if d.rejected.contains(&(cursor, g.insert.clone())) {
                             vec![]
                         } else {
-                            vec![InlineCompletionItem { insert_text: g.insert, filter_text: None, range: Some(Range::new(pos, pos)), command: None, insert_text_format: None }]
+                            vec![InlineCompletionItem {
+                                insert_text: g.insert,
+                                filter_text: None,
+                                range: Some(Range::new(pos, pos)),
+                                command: None,
+                                insert_text_format: None,
+                            }]
                         };
                         return Ok(Some(InlineCompletionResponse::List(InlineCompletionList { items })));
                     }
@@ -123,12 +129,30 @@ impl Backend {
         drop(d);
         if invoked && prefix.is_empty() {
             // Asked for explicitly: alternatives too.
-            if let Ok(more) = self.engine.ask(|reply| Job::Complete { doc: uri.clone(), version, before: before.clone(), n: 3, check_from: None, deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms), reply }).await {
+            if let Ok(more) = self
+                .engine
+                .ask(|reply| Job::Complete {
+                    doc: uri.clone(),
+                    version,
+                    before: before.clone(),
+                    n: 3,
+                    check_from: None,
+                    deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),
+                    reply,
+                })
+                .await
+            {
                 for sug in more {
                     if sug.insert.is_empty() || items.iter().any(|i| i.insert_text == sug.insert) {
                         continue;
                     }
-                    items.push(InlineCompletionItem { insert_text: sug.insert, filter_text: None, range: Some(Range::new(pos, pos)), command: None, insert_text_format: None });
+                    items.push(InlineCompletionItem {
+                        insert_text: sug.insert,
+                        filter_text: None,
+                        range: Some(Range::new(pos, pos)),
+                        command: None,
+                        insert_text_format: None,
+                    });
                 }
             }
         }

@@ -31,17 +31,10 @@ pub async fn initialize(b: &Backend, params: InitializeParams) -> Result<Initial
     }
     let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
     b.progress_ok.store(progress, std::sync::atomic::Ordering::Release);
-    let versioned = params
-        .capabilities
-        .workspace
-        .as_ref()
-        .and_then(|w| w.workspace_edit.as_ref())
-        .and_then(|e| e.document_changes)
-        .unwrap_or(false);
+    let versioned = params.capabilities.workspace.as_ref().and_then(|w| w.workspace_edit.as_ref()).and_then(|e| e.document_changes).unwrap_or(false);
     b.versioned_edits_ok.store(versioned, std::sync::atomic::Ordering::Release);
     // Position encodings: UTF-8 or UTF-32 when offered (cheaper than UTF-16), else UTF-16.
-    let offered: Vec<PositionEncodingKind> =
-        params.capabilities.general.and_then(|g| g.position_encodings).unwrap_or_default();
+    let offered: Vec<PositionEncodingKind> = params.capabilities.general.and_then(|g| g.position_encodings).unwrap_or_default();
     let (enc, kind) = if offered.contains(&PositionEncodingKind::UTF8) {
         (PositionEncoding::Utf8, PositionEncodingKind::UTF8)
     } else if offered.contains(&PositionEncodingKind::UTF32) {
@@ -66,10 +59,7 @@ pub async fn initialize(b: &Backend, params: InitializeParams) -> Result<Initial
                 code_action_kinds: Some(vec![CodeActionKind::QUICKFIX]),
                 ..Default::default()
             })),
-            execute_command_provider: Some(ExecuteCommandOptions {
-                commands: vec![CMD_ADD_WORD.into(), CMD_IGNORE.into()],
-                ..Default::default()
-            }),
+            execute_command_provider: Some(ExecuteCommandOptions { commands: vec![CMD_ADD_WORD.into(), CMD_IGNORE.into()], ..Default::default() }),
             ..Default::default()
         },
         server_info: Some(ServerInfo { name: "laya".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
