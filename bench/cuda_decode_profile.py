@@ -1,4 +1,4 @@
-# Where a decode step's time goes on MLX CUDA (bench/README.md): the default GGUF model's one-token
+# Where a decode step's time goes on MLX CUDA (docs/benchmarks.md): the default GGUF model's one-token
 # step over a 64-token cache in plain MLX-Python, run eagerly and through mx.compile, beside the
 # cost of one synchronised tiny op and of the same number of quantized matmuls alone.
 # Usage: python3 bench/cuda_decode_profile.py MODEL.gguf

@@ -1,6 +1,6 @@
 # Runs a plain MLX-Python forward of the default GGUF model (SmolLM2, Llama layout) on the GPU and
 # on the CPU and prints, layer by layer, how far they drift apart: tells an MLX CUDA problem with
-# GGUF-loaded weights from a problem in Laya's own forward (bench/README.md).
+# GGUF-loaded weights from a problem in Laya's own forward (docs/benchmarks.md).
 # Usage: python3 bench/cuda_gguf_check.py MODEL.gguf
 import sys
 

@@ -1,5 +1,5 @@
 # Runs each MLX op Laya's forward uses, with Laya's shapes, on the GPU and on the CPU and compares.
-# Written to find why Laya's forward gave wrong answers on MLX's CUDA backend (bench/README.md).
+# Written to find why Laya's forward gave wrong answers on MLX's CUDA backend (docs/benchmarks.md).
 # Usage: python3 bench/cuda_ops_check.py   (prints one line per check; exit 1 when any differs)
 import sys
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs Laya's checks and benchmarks on an NVIDIA machine through the device tool (bench/README.md):
+# Runs Laya's checks and benchmarks on an NVIDIA machine through the device tool (docs/benchmarks.md):
 # the laya binary built here links libmlx.so dynamically, so on that machine it runs on the
 # mlx-cuda-13 wheel's libmlx (same MLX version, 0.32.2) found through LD_LIBRARY_PATH.
 # Calls carry at most 64 MiB and a machine stays warm 30 s, so everything travels as one bundle

@@ -17,7 +17,7 @@ The spec (written by `laya bench`, or by `make-spec` for hand runs):
                    "append_2": {"prompt": [...], "tokens": [a, b]}, ...}}
 
 A workload's kind comes from its name's prefix (prefill_, decode_, score_, append_); see
-bench/README.md for what each one times. The JSON on stdout:
+docs/benchmarks.md for what each one times. The JSON on stdout:
 
     {"engine", "version", "threads", "load_ms", "peak_rss_bytes", "config", "loadavg", "note"?,
      "workloads": {NAME: {"median_ms", "p10_ms", "p90_ms", "min_ms", "reps", "cpu_per_wall",

@@ -72,11 +72,12 @@ fn server_args(user: Option<Vec<String>>) -> Vec<String> {
 
 /// `{"laya": settings}` for `workspace/didChangeConfiguration`.
 ///
-/// Zed sends this right after `initialize` and again on every settings change, and the server
-/// replaces all its settings with what arrives (absent keys fall back to defaults). So this carries
-/// the initialization options as the base with `lsp.laya.settings` over them key by key; otherwise
-/// options set only in `initialization_options` would be undone a moment after start-up. Settings
-/// the user already wrapped as `{"laya": {...}}` are unwrapped first.
+/// Zed sends this right after `initialize` and again on every settings change. The server merges
+/// what arrives into its current settings (keys given override, keys left out keep theirs, a null
+/// resets one), so a key removed from `lsp.laya.settings` would keep its old value there. This
+/// carries the initialization options as the base with `lsp.laya.settings` over them key by key,
+/// so that what the server holds is always the whole of what the user set. Settings the user
+/// already wrapped as `{"laya": {...}}` are unwrapped first.
 fn workspace_configuration(init: Option<serde_json::Value>, settings: Option<serde_json::Value>) -> serde_json::Value {
     let unwrap = |v: serde_json::Value| match v {
         serde_json::Value::Object(mut m) if m.len() == 1 && m.contains_key(SERVER) => {

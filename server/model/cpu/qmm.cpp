@@ -360,7 +360,7 @@ __attribute__((target("avx2,fma"))) inline __m256i dot16(const uint8_t* p, __m25
 // integers and multiplied into x by pmaddwd, so one sum per 32-block is converted to float; the
 // float kernel this replaced converted every weight (four conversions per block, on a single pipe
 // on Zen 1) and took 18.5 ms for one decode step's weights on one thread, this one 11.5 ms (see
-// bench/README.md, "4 Dec, night"). x is quantized per 32-block (its largest element to 32767),
+// docs/benchmarks.md, "On the CPU"). x is quantized per 32-block (its largest element to 32767),
 // which moves a block's dot product by at most dx / 2 * sum(q), ~1.5e-5 of the block's largest
 // input; a block whose largest element dwarfs the rest also carries its residual. Rows with NaN or
 // infinity take the many-row kernel above.

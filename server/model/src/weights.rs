@@ -142,7 +142,7 @@ impl Projections {
     fn new(parts: Vec<Linear>, sizes: Vec<i32>) -> Result<Self> {
         // Only where Laya's CPU kernels run (stacking saves per-node overhead there). On an H200,
         // MLX CUDA gives wrong results for stacked projections: the load-time GPU check found the
-        // forward parting from the CPU's at layer 8 (0.14 relative; bench/README.md, Dec 2026).
+        // forward parting from the CPU's at layer 8 (0.14 relative; docs/benchmarks.md, "On the H200").
         // So the GPU keeps mlx-lm's separate projections.
         let on_laya_cpu = parts.iter().all(|p| p.laya_parts().is_some());
         let fused = if on_laya_cpu { Linear::stack(&parts)? } else { None };
