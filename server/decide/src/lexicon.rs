@@ -236,22 +236,6 @@ impl Lexicon {
     }
 }
 
-/// The lexicon's default place: `LAYA_LEXICON`, else `.deps/lexicon/en.tsv` beside the binary's
-/// repository (or install prefix) or the current directory.
-pub fn default_lexicon_path() -> Option<PathBuf> {
-    if let Ok(p) = std::env::var("LAYA_LEXICON") {
-        return Some(PathBuf::from(p));
-    }
-    let mut dirs: Vec<PathBuf> = vec![];
-    if let Ok(exe) = std::env::current_exe().and_then(|p| p.canonicalize()) {
-        dirs.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        dirs.push(cwd);
-    }
-    dirs.into_iter().map(|d| d.join(LEXICON_RELATIVE)).find(|p| p.is_file())
-}
-
 struct Walk<'a> {
     lex: &'a Lexicon,
     target: &'a [char],

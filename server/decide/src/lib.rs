@@ -9,7 +9,7 @@ mod typo;
 
 pub use complete::{complete, complete_with, Suggestion, SuggestionKind, Vocab};
 pub use ghost::{adds_enough, ghost, letters_ahead, step_ahead, typed_through, Ghost, GhostOptions, LetterStep, TypedThrough};
-pub use lexicon::{default_lexicon_path, match_case, Entry, Lexicon, Near, LEXICON_RELATIVE};
+pub use lexicon::{match_case, Entry, Lexicon, Near, LEXICON_RELATIVE};
 pub use rank::{rank, Ranked};
 pub use typo::{word_counts, Correction, Issue, IssueKind, Speller, SpellerOptions};
 

@@ -5,7 +5,10 @@
 use std::sync::Mutex;
 
 use laya_decide::{complete_with, ghost, letters_ahead, step_ahead, GhostOptions, Vocab};
-use laya_model::{default_model_path, KvCache, Model};
+use laya_model::{KvCache, Model};
+
+mod common;
+use common::default_model_path;
 
 static MLX: Mutex<()> = Mutex::new(());
 

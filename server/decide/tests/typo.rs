@@ -3,13 +3,16 @@
 
 use std::sync::Mutex;
 
-use laya_decide::{default_lexicon_path, Lexicon, Speller};
-use laya_model::{default_model_path, KvCache, Model};
+use laya_decide::{Lexicon, Speller};
+use laya_model::{KvCache, Model};
+
+mod common;
+use common::{default_lexicon_path, default_model_path};
 
 static MLX: Mutex<()> = Mutex::new(());
 
 fn speller() -> Speller {
-    let path = default_lexicon_path().expect("a default lexicon path");
+    let path = default_lexicon_path();
     Speller::new(Lexicon::load(&path).unwrap_or_else(|e| panic!("the lexicon at {} loads: {e}; run `make model`", path.display())))
 }
 

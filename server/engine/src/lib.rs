@@ -39,6 +39,18 @@ pub struct EngineOptions {
     /// A fault seam for the suite: a suggestion whose context holds this word panics inside
     /// its job (the test shows the panic stays there). None in normal use.
     pub fault_panic_on: Option<String>,
+    /// Where the model and the lexicon are when the settings name none, and how to load a model.
+    pub locations: Locations,
+}
+
+/// Defaults the binary works out from the environment once: the engine reads none itself.
+#[derive(Debug, Clone, Default)]
+pub struct Locations {
+    /// The model when the `modelPath` setting names none (`LAYA_MODEL`, else the default model).
+    pub models: laya_model::ModelLocations,
+    /// The lexicon when the `lexiconPath` setting names none; None: none was found.
+    pub lexicon: Option<std::path::PathBuf>,
+    pub load: laya_model::LoadOptions,
 }
 
 impl Engine {

@@ -15,7 +15,7 @@ use laya_model::{KvCache, Model};
 use crate::ahead::{completes_word, CheckAhead, Letters, Speculation};
 use crate::job::{Job, JobError, Stats};
 use crate::pace::{Pace, Work};
-use crate::EngineOptions;
+use crate::{EngineOptions, Locations};
 
 pub(crate) struct DocCache {
     pub(crate) cache: KvCache,
@@ -44,6 +44,8 @@ pub(crate) struct Worker {
     pub(crate) budget: usize,
     /// See [`EngineOptions::fault_panic_on`].
     pub(crate) fault_panic_on: Option<String>,
+    /// See [`EngineOptions::locations`].
+    pub(crate) locations: Locations,
     pub(crate) versions: Arc<DashMap<String, i32>>,
     pub(crate) urgent: Arc<AtomicUsize>,
     pub(crate) stats: Stats,
@@ -70,6 +72,7 @@ impl Worker {
         Self {
             budget: opts.budget_bytes,
             fault_panic_on: opts.fault_panic_on,
+            locations: opts.locations,
             loaded: None,
             load_error: "the model is still loading".into(),
             speller: None,
@@ -448,7 +451,7 @@ impl Worker {
 
     fn load(&mut self, model: Option<PathBuf>, lexicon: Option<PathBuf>) -> Result<String, JobError> {
         // The lexicon first: typo diagnostics work without a model.
-        let lex_path = lexicon.or_else(laya_decide::default_lexicon_path);
+        let lex_path = lexicon.or_else(|| self.locations.lexicon.clone());
         let mut lex_msg = String::new();
         match lex_path.map(|p| laya_decide::Lexicon::load(&p)) {
             Some(Ok(l)) => {
@@ -465,14 +468,14 @@ impl Worker {
             self.load_error = format!("the modelPath setting names {}, which does not exist{lex_msg}", p.display());
             return Err(JobError::NoModel(self.load_error.clone()));
         }
-        let path = laya_model::resolve_model_path(model.as_deref()).map_err(|e| {
+        let path = self.locations.models.resolve(model.as_deref()).map_err(|e| {
             self.load_error = format!("{e}{lex_msg}");
             JobError::NoModel(self.load_error.clone())
         })?;
         self.caches.clear();
         self.check_cache = KvCache::new();
         let start = Instant::now();
-        let m = Model::load(&path).map_err(|e| {
+        let m = Model::load_with(&path, self.locations.load).map_err(|e| {
             self.load_error = format!("cannot load the model {}: {e}{lex_msg}", path.display());
             JobError::NoModel(self.load_error.clone())
         })?;

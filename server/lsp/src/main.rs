@@ -2,6 +2,7 @@
 //! Commands live in `cli/`, one file each; this file owns only argument parsing and logging.
 
 mod cli;
+mod edge;
 mod serve;
 
 use std::path::PathBuf;

@@ -44,9 +44,10 @@ mod ffi {
     }
 }
 
-/// Whether the kernels are built in and the switch `LAYA_CPU_KERNELS=0` does not turn them off.
+/// Whether the kernels are built in (x86-64 with a prebuilt MLX). [`crate::LoadOptions`] says
+/// whether a model uses them.
 pub fn available() -> bool {
-    cfg!(laya_cpu_kernels) && std::env::var("LAYA_CPU_KERNELS").map_or(true, |v| v != "0")
+    cfg!(laya_cpu_kernels)
 }
 
 /// "avx512 x 2 threads", "avx2 x 2 threads", "scalar x 1 threads", or why they are off.
@@ -62,11 +63,7 @@ pub fn describe() -> String {
         };
         return format!("laya {isa}, {threads} threads");
     }
-    if cfg!(laya_cpu_kernels) {
-        "MLX's (LAYA_CPU_KERNELS=0)".into()
-    } else {
-        "MLX's".into()
-    }
+    "MLX's".into()
 }
 
 /// Calls one of the kernels' C entry points, which store a new array handle or an error message.

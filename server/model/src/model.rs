@@ -109,13 +109,17 @@ fn compute_dtype(checkpoint: Dtype) -> Dtype {
 #[derive(Debug, Clone, Copy)]
 pub struct LoadOptions {
     /// Run quantized matmuls through Laya's CPU kernels when MLX runs on the CPU (default: yes,
-    /// where they are built, unless LAYA_CPU_KERNELS=0). `false` keeps MLX's own kernels.
+    /// where they are built; the binary turns them off for LAYA_CPU_KERNELS=0). `false` keeps
+    /// MLX's own kernels.
     pub cpu_kernels: bool,
+    /// On a CUDA GPU, check the model's answers against the CPU's before using it (default:
+    /// yes; the binary turns it off for LAYA_ALLOW_CUDA=1).
+    pub check_gpu: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { cpu_kernels: crate::cpu_kernels::available() }
+        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true }
     }
 }
 
@@ -127,13 +131,13 @@ impl Model {
 
     /// Loads on MLX's default device. On a CUDA GPU the model is first checked against the CPU
     /// (see [`crate::gpu_check`]); if they disagree it is loaded again on the CPU. Metal is not
-    /// checked (it is mlx-lm's home ground). LAYA_ALLOW_CUDA=1 skips the check.
+    /// checked (it is mlx-lm's home ground). `options.check_gpu = false` skips the check.
     pub fn load_with(path: &Path, options: LoadOptions) -> Result<Self> {
         let mut model = Self::load_on_default_device(path, options)?;
         if !crate::gpu_check::on_gpu() || cfg!(target_os = "macos") {
             return Ok(model);
         }
-        if std::env::var("LAYA_ALLOW_CUDA").as_deref() == Ok("1") {
+        if !options.check_gpu {
             model.info.gpu_check = Some("not checked against the CPU (LAYA_ALLOW_CUDA=1)".into());
             return Ok(model);
         }

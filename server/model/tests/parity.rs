@@ -17,9 +17,9 @@ const TOL_LAYA_KERNELS: f32 = 1e-3;
 
 /// Loads `path` both ways: (MLX's kernels, tolerance), (Laya's kernels, tolerance) when built.
 fn both_ways(path: &std::path::Path) -> Vec<(laya_model::Model, f32, &'static str)> {
-    let mut v = vec![(Model::load_with(path, LoadOptions { cpu_kernels: false }).unwrap(), TOL_MLX_KERNELS, "MLX kernels")];
+    let mut v = vec![(Model::load_with(path, LoadOptions { cpu_kernels: false, ..LoadOptions::default() }).unwrap(), TOL_MLX_KERNELS, "MLX kernels")];
     if laya_model::cpu_kernels::available() {
-        v.push((Model::load_with(path, LoadOptions { cpu_kernels: true }).unwrap(), TOL_LAYA_KERNELS, "Laya kernels"));
+        v.push((Model::load_with(path, LoadOptions { cpu_kernels: true, ..LoadOptions::default() }).unwrap(), TOL_LAYA_KERNELS, "Laya kernels"));
     }
     v
 }

@@ -323,14 +323,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         (None, true) => (3, 1),
         (None, false) => (30, 3),
     };
-    let path = laya_model::resolve_model_path(args.model.model.as_deref())?;
+    let locations = &crate::edge::edge().locations;
+    let path = locations.models.resolve(args.model.model.as_deref())?;
     let peers: Vec<&str> = match args.peers.as_str() {
         "all" => vec!["llama.cpp", "mlx-python"],
         "none" => vec![],
         p => vec![p],
     };
     let start = Instant::now();
-    let model = Model::load(&path).with_context(|| format!("loading {}", path.display()))?;
+    let model = Model::load_with(&path, locations.load).with_context(|| format!("loading {}", path.display()))?;
     let load_ms = ms(start);
     let mut s = spec(&model, reps, warmup)?;
     s.only = args.only.clone();
@@ -346,7 +347,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let spec_path = dir.path().join("spec.json");
     std::fs::write(&spec_path, s.to_json(&path, args.threads).to_string())?;
-    let mlx_kernels = if args.mlx_kernels { Some(Model::load_with(&path, LoadOptions { cpu_kernels: false })?) } else { None };
+    let mlx_kernels = if args.mlx_kernels { Some(Model::load_with(&path, LoadOptions { cpu_kernels: false, ..locations.load })?) } else { None };
 
     // Every round runs Laya, then each peer, on the same spec; the samples of all rounds are pooled.
     let mut engines = serde_json::Map::new();

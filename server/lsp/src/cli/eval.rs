@@ -76,9 +76,11 @@ pub fn load_speller(path: Option<&Path>) -> anyhow::Result<Speller> {
 fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Result<Speller> {
     let path = match path {
         Some(p) => p.to_path_buf(),
-        None => {
-            laya_decide::default_lexicon_path().context("no lexicon found: run `make lexicon` (or scripts/lexicon.sh), or pass --lexicon FILE")?
-        }
+        None => crate::edge::edge()
+            .locations
+            .lexicon
+            .clone()
+            .context("no lexicon found: run `make lexicon` (or scripts/lexicon.sh), or pass --lexicon FILE")?,
     };
     Ok(Speller::with_options(Lexicon::load(&path)?, opts))
 }

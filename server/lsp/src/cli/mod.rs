@@ -19,9 +19,10 @@ use crate::ModelArgs;
 
 /// Loads the model the arguments name (or the default), saying which one failed and why.
 pub fn load_model(args: &ModelArgs) -> anyhow::Result<(Model, f64)> {
-    let path = laya_model::resolve_model_path(args.model.as_deref())?;
+    let locations = &crate::edge::edge().locations;
+    let path = locations.models.resolve(args.model.as_deref())?;
     let start = Instant::now();
-    let model = Model::load(&path).with_context(|| format!("loading the model {}", path.display()))?;
+    let model = Model::load_with(&path, locations.load).with_context(|| format!("loading the model {}", path.display()))?;
     Ok((model, ms(start)))
 }
 

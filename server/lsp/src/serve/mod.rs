@@ -30,7 +30,8 @@ pub struct Args {
 /// suite's fault seam (see [`laya_engine::EngineOptions`]).
 pub fn service(fault_panic_on: Option<String>) -> (LspService<backend::Backend>, ClientSocket, Engine) {
     let defaults = Settings::default();
-    let engine = Engine::start(EngineOptions { budget_bytes: defaults.budget_bytes(), fault_panic_on });
+    let locations = crate::edge::edge().locations.clone();
+    let engine = Engine::start(EngineOptions { budget_bytes: defaults.budget_bytes(), fault_panic_on, locations });
     let handle = engine.clone();
     let (service, socket) = LspService::build(|client| backend::Backend::new(client, engine, defaults))
         .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
@@ -66,9 +67,7 @@ where
 
 pub fn run(_args: Args) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    // The one environment read of the server, at its edge: the suite's fault seam.
-    let fault = std::env::var("LAYA_FAULT_PANIC_ON").ok().filter(|w| !w.is_empty());
-    let (service, socket, engine) = service(fault);
+    let (service, socket, engine) = service(crate::edge::edge().fault_panic_on.clone());
     rt.block_on(serve_on(tokio::io::stdin(), tokio::io::stdout(), service, socket));
     // The guard may still be waiting on stdin (a client that keeps it open after `exit`): a
     // plain drop of the runtime would wait for that read forever.

@@ -20,8 +20,14 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
+/// The default model where `make model` puts it (the tests read the environment themselves,
+/// as the binary does).
 pub fn default_model_path() -> PathBuf {
-    let p = laya_model::default_model_path();
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+    let p = laya_model::default_model_path_in(&cache);
     assert!(p.exists(), "the default model is missing at {}: run `make model`", p.display());
     p
 }

@@ -1,0 +1,58 @@
+//! The process's environment, read once, here at the binary's edge: where the model and the
+//! lexicon are by default, the switches for Laya's CPU kernels and the GPU check, and the suite's
+//! fault seam. The library crates read no environment; they get these as options.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use laya_decide::LEXICON_RELATIVE;
+use laya_engine::Locations;
+use laya_model::{default_model_path_in, LoadOptions, ModelLocations};
+
+/// What the environment says, for every command of this process.
+#[derive(Debug, Clone)]
+pub struct Edge {
+    /// The model and lexicon defaults, and how models load.
+    pub locations: Locations,
+    /// `LAYA_FAULT_PANIC_ON`: see [`laya_engine::EngineOptions::fault_panic_on`].
+    pub fault_panic_on: Option<String>,
+}
+
+/// The environment as this process started with it (read on first use).
+pub fn edge() -> &'static Edge {
+    static EDGE: OnceLock<Edge> = OnceLock::new();
+    EDGE.get_or_init(read)
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn read() -> Edge {
+    // $XDG_CACHE_HOME, else ~/.cache.
+    let cache_home =
+        var("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| var("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from).join(".cache"));
+    let models = ModelLocations { from_env: var("LAYA_MODEL").map(PathBuf::from), default: default_model_path_in(&cache_home) };
+    let load = LoadOptions {
+        cpu_kernels: laya_model::cpu_kernels::available() && var("LAYA_CPU_KERNELS").as_deref() != Some("0"),
+        check_gpu: var("LAYA_ALLOW_CUDA").as_deref() != Some("1"),
+    };
+    let locations = Locations { models, lexicon: default_lexicon(), load };
+    Edge { locations, fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
+}
+
+/// The lexicon's default place: `LAYA_LEXICON`, else `.deps/lexicon/en.tsv` beside the binary's
+/// repository (or install prefix), else under the current directory.
+fn default_lexicon() -> Option<PathBuf> {
+    if let Some(p) = var("LAYA_LEXICON") {
+        return Some(PathBuf::from(p));
+    }
+    let mut dirs: Vec<PathBuf> = vec![];
+    if let Ok(exe) = std::env::current_exe().and_then(|p| p.canonicalize()) {
+        dirs.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
+    }
+    if let Ok(cwd) = std::env::current_dir() {
+        dirs.push(cwd);
+    }
+    dirs.into_iter().map(|d| d.join(LEXICON_RELATIVE)).find(|p| p.is_file())
+}
