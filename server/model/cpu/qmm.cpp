@@ -1250,7 +1250,60 @@ class LayaBlock : public mx::Primitive {
 // C ABI for Rust. Arrays cross as mlx-c's handles: `struct mlx_array { void* ctx; }` where ctx
 // points to a heap `mlx::core::array` (mlx-c 0.7's representation, pinned through mlx-sys 0.7.0).
 
+// The arguments of laya_block, one #[repr(C)] struct on the Rust side (cpu_kernels.rs,
+// `BlockArgs`) with the same fields in the same order: 21 array handles (mlx-c ctx pointers;
+// [1]-sized dummies for the norms, rope periods and bias a model lacks), 20 ints (flags 0/1),
+// 3 floats. laya_block_args_size() lets Rust check the two agree.
+struct LayaBlockArgs {
+  const void* x;
+  const void* attn_norm;
+  const void* mlp_norm;
+  const void* q_norm;
+  const void* k_norm;
+  const void* rope_periods;
+  const void* qkv_w;
+  const void* qkv_scales;
+  const void* qkv_biases;
+  const void* qkv_bias;
+  const void* o_w;
+  const void* o_scales;
+  const void* o_biases;
+  const void* gate_up_w;
+  const void* gate_up_scales;
+  const void* gate_up_biases;
+  const void* down_w;
+  const void* down_scales;
+  const void* down_biases;
+  const void* kbuf;
+  const void* vbuf;
+  int32_t batch;
+  int32_t len;
+  int32_t hidden;
+  int32_t heads;
+  int32_t kv_heads;
+  int32_t head_dim;
+  int32_t intermediate;
+  int32_t offset;
+  int32_t cap;
+  int32_t rope_traditional;
+  int32_t qk_norm;
+  int32_t has_qkv_bias;
+  int32_t qkv_group;
+  int32_t qkv_bits;
+  int32_t o_group;
+  int32_t o_bits;
+  int32_t gate_up_group;
+  int32_t gate_up_bits;
+  int32_t down_group;
+  int32_t down_bits;
+  float eps;
+  float rope_base;
+  float rope_scale;
+};
+
 extern "C" {
+
+size_t laya_block_args_size() { return sizeof(LayaBlockArgs); }
 
 // Returns 0 and stores a new mlx-c array handle's ctx in *out, or returns 1 with a message.
 int laya_quantized_matmul(void** out, const void* x, const void* w, const void* scales, const void* biases,
@@ -1293,18 +1346,23 @@ int laya_attention(void** out, const void* q, const void* k, const void* v, floa
 
 // One transformer block (see LayaBlock) over 21 input handles in the documented order; stores
 // three new handles: the block's output and the two KV buffers.
-int laya_block(void** outs, const void* const* inputs, const int* iparams, const float* fparams, char* err,
-               size_t err_len) {
+int laya_block(void** outs, const LayaBlockArgs* a, char* err, size_t err_len) {
   try {
     BlockParams p{};
-    p.B = iparams[0], p.L = iparams[1], p.D = iparams[2], p.H = iparams[3], p.KVH = iparams[4], p.HD = iparams[5];
-    p.I = iparams[6], p.offset = iparams[7], p.cap = iparams[8];
-    p.rope_traditional = iparams[9], p.qk_norm = iparams[10], p.qkv_bias = iparams[11];
-    p.qkv_group = iparams[12], p.qkv_bits = iparams[13], p.o_group = iparams[14], p.o_bits = iparams[15];
-    p.gu_group = iparams[16], p.gu_bits = iparams[17], p.down_group = iparams[18], p.down_bits = iparams[19];
-    p.eps = fparams[0], p.rope_base = fparams[1], p.rope_scale = fparams[2];
+    p.B = a->batch, p.L = a->len, p.D = a->hidden, p.H = a->heads, p.KVH = a->kv_heads, p.HD = a->head_dim;
+    p.I = a->intermediate, p.offset = a->offset, p.cap = a->cap;
+    p.rope_traditional = a->rope_traditional, p.qk_norm = a->qk_norm, p.qkv_bias = a->has_qkv_bias;
+    p.qkv_group = a->qkv_group, p.qkv_bits = a->qkv_bits, p.o_group = a->o_group, p.o_bits = a->o_bits;
+    p.gu_group = a->gate_up_group, p.gu_bits = a->gate_up_bits, p.down_group = a->down_group, p.down_bits = a->down_bits;
+    p.eps = a->eps, p.rope_base = a->rope_base, p.rope_scale = a->rope_scale;
+    // LayaBlock's inputs, in the order its eval_cpu reads them.
     std::vector<mx::array> in;
-    for (int i = 0; i < 21; ++i) in.push_back(*static_cast<const mx::array*>(inputs[i]));
+    for (const void* h : {a->x, a->attn_norm, a->mlp_norm, a->q_norm, a->k_norm, a->rope_periods, a->qkv_w,
+                          a->qkv_scales, a->qkv_biases, a->qkv_bias, a->o_w, a->o_scales, a->o_biases, a->gate_up_w,
+                          a->gate_up_scales, a->gate_up_biases, a->down_w, a->down_scales, a->down_biases, a->kbuf, a->vbuf}) {
+      if (h == nullptr) throw std::invalid_argument("a block input is missing");
+      in.push_back(*static_cast<const mx::array*>(h));
+    }
     const auto& kbuf = in[19];
     if (in[0].dtype() != mx::float32 || in[0].ndim() != 3 || in[0].shape(0) != p.B || in[0].shape(1) != p.L ||
         in[0].shape(2) != p.D)

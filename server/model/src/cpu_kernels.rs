@@ -30,14 +30,8 @@ mod ffi {
             err: *mut c_char,
             err_len: usize,
         ) -> c_int;
-        pub fn laya_block(
-            outs: *mut *mut c_void,
-            inputs: *const *const c_void,
-            iparams: *const c_int,
-            fparams: *const f32,
-            err: *mut c_char,
-            err_len: usize,
-        ) -> c_int;
+        pub fn laya_block(outs: *mut *mut c_void, args: *const super::BlockArgs, err: *mut c_char, err_len: usize) -> c_int;
+        pub fn laya_block_args_size() -> usize;
         pub fn laya_log_softmax(out: *mut *mut c_void, x: *const c_void, lse_only: c_int, err: *mut c_char, err_len: usize) -> c_int;
         pub fn laya_cpu_isa() -> c_int;
         pub fn laya_cpu_threads() -> c_int;
@@ -132,18 +126,74 @@ pub fn log_softmax(x: &Array, lse_only: bool) -> Result<Array> {
     })
 }
 
-/// One transformer block in one MLX node (see cpu/qmm.cpp, `LayaBlock`): 21 inputs in the
-/// order documented there, 20 integer and 3 float parameters. Returns (output, keys, values),
-/// the two new KV buffers taking the place of the ones passed in.
-pub(crate) fn block(inputs: &[&Array; 21], iparams: &[i32; 20], fparams: &[f32; 3]) -> Result<(Array, Array, Array)> {
+/// The arguments of one fused transformer block, shared with the C++ side field for field
+/// (cpu/qmm.cpp, `LayaBlockArgs`; its size is checked on every call): 21 array handles ([1]-sized
+/// dummies for the norms, rope periods and bias a model lacks), 20 ints (flags 0 or 1), 3 floats.
+/// The handles are borrowed from arrays that must outlive the call.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct BlockArgs {
+    pub x: mlx_sys::mlx_array,
+    pub attn_norm: mlx_sys::mlx_array,
+    pub mlp_norm: mlx_sys::mlx_array,
+    pub q_norm: mlx_sys::mlx_array,
+    pub k_norm: mlx_sys::mlx_array,
+    pub rope_periods: mlx_sys::mlx_array,
+    pub qkv_w: mlx_sys::mlx_array,
+    pub qkv_scales: mlx_sys::mlx_array,
+    pub qkv_biases: mlx_sys::mlx_array,
+    pub qkv_bias: mlx_sys::mlx_array,
+    pub o_w: mlx_sys::mlx_array,
+    pub o_scales: mlx_sys::mlx_array,
+    pub o_biases: mlx_sys::mlx_array,
+    pub gate_up_w: mlx_sys::mlx_array,
+    pub gate_up_scales: mlx_sys::mlx_array,
+    pub gate_up_biases: mlx_sys::mlx_array,
+    pub down_w: mlx_sys::mlx_array,
+    pub down_scales: mlx_sys::mlx_array,
+    pub down_biases: mlx_sys::mlx_array,
+    pub kbuf: mlx_sys::mlx_array,
+    pub vbuf: mlx_sys::mlx_array,
+    pub batch: i32,
+    pub len: i32,
+    pub hidden: i32,
+    pub heads: i32,
+    pub kv_heads: i32,
+    pub head_dim: i32,
+    pub intermediate: i32,
+    pub offset: i32,
+    pub cap: i32,
+    pub rope_traditional: i32,
+    pub qk_norm: i32,
+    pub has_qkv_bias: i32,
+    pub qkv_group: i32,
+    pub qkv_bits: i32,
+    pub o_group: i32,
+    pub o_bits: i32,
+    pub gate_up_group: i32,
+    pub gate_up_bits: i32,
+    pub down_group: i32,
+    pub down_bits: i32,
+    pub eps: f32,
+    pub rope_base: f32,
+    pub rope_scale: f32,
+}
+
+/// One transformer block in one MLX node (see cpu/qmm.cpp, `LayaBlock`). Returns (output, keys,
+/// values), the two new KV buffers taking the place of the ones passed in.
+pub(crate) fn block(args: &BlockArgs) -> Result<(Array, Array, Array)> {
     #[cfg(laya_cpu_kernels)]
     {
-        let ptrs: Vec<*const std::ffi::c_void> = inputs.iter().map(|a| a.as_ptr().ctx as *const _).collect();
+        // SAFETY: a plain C function without arguments.
+        if unsafe { ffi::laya_block_args_size() } != std::mem::size_of::<BlockArgs>() {
+            return Err(ModelError::Mlx("laya block: BlockArgs and LayaBlockArgs differ (rebuild the kernels)".into()));
+        }
         let mut outs: [*mut std::ffi::c_void; 3] = [std::ptr::null_mut(); 3];
         let mut err = [0 as std::ffi::c_char; 512];
-        // SAFETY: 21 live array handles, 20 ints and 3 floats as laya_block documents; on success
-        // it stores three fresh heap arrays that the returned Arrays own.
-        let rc = unsafe { ffi::laya_block(outs.as_mut_ptr(), ptrs.as_ptr(), iparams.as_ptr(), fparams.as_ptr(), err.as_mut_ptr(), err.len()) };
+        // SAFETY: `args` holds live array handles (the caller's arrays outlive the call) laid out
+        // as LayaBlockArgs (same size, same field order); on success it stores three fresh heap
+        // arrays that the returned Arrays own.
+        let rc = unsafe { ffi::laya_block(outs.as_mut_ptr(), args, err.as_mut_ptr(), err.len()) };
         if rc != 0 {
             // SAFETY: NUL-terminated message written by the kernel.
             let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) }.to_string_lossy().into_owned();
@@ -155,7 +205,7 @@ pub(crate) fn block(inputs: &[&Array; 21], iparams: &[i32; 20], fparams: &[f32; 
     }
     #[allow(unreachable_code)]
     {
-        let _ = (inputs, iparams, fparams);
+        let _ = args;
         Err(ModelError::Mlx("laya block: Laya's CPU kernels are not built into this binary".into()))
     }
 }
