@@ -645,7 +645,7 @@ fn a_panic_inside_a_decision_stays_inside_its_request() {
     let bad = "file:///tmp/laya-test/bad.md";
     c.open(bad, "markdown", "Kaboomword is what I wrote and then the\n");
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": bad}, "position": pos(0, 39), "context": {"triggerKind": 1}}));
-    assert!(r.get("error").is_some() || r["result"].is_null(), "{r}");
+    assert!(r.get("error").is_some(), "the planted panic fails the request: {r}");
     let good = "file:///tmp/laya-test/good.md";
     c.open(good, "markdown", "The capital of France is Pa\n");
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": good}, "position": pos(0, 27), "context": {"triggerKind": 1}}));

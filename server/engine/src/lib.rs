@@ -37,7 +37,8 @@ pub struct EngineOptions {
     /// Bytes of KV cache kept for open documents (least recently used evicted first).
     pub budget_bytes: usize,
     /// A fault seam for the suite: a suggestion whose context holds this word panics inside
-    /// its job (the test shows the panic stays there). None in normal use.
+    /// its job (the test shows the panic stays there). Only builds with the `faults` feature
+    /// (the suite's) have the seam; other builds ignore it.
     pub fault_panic_on: Option<String>,
     /// Where the model and the lexicon are when the settings name none, and how to load a model.
     pub locations: Locations,

@@ -444,7 +444,7 @@ impl Worker {
     /// The suite's fault seam ([`EngineOptions::fault_panic_on`]): a suggestion whose context
     /// holds that word panics, so a test can show a panic stays inside its job.
     fn fault_point(&self, text: &str) {
-        if self.fault_panic_on.as_deref().is_some_and(|w| text.contains(w)) {
+        if cfg!(feature = "faults") && self.fault_panic_on.as_deref().is_some_and(|w| text.contains(w)) {
             panic!("a planned panic in a decision (fault_panic_on)");
         }
     }

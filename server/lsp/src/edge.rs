@@ -1,5 +1,6 @@
 //! The process's environment, read once, here at the binary's edge: where the model and the
-//! lexicon are by default, the switches for Laya's CPU kernels and the GPU check, and the suite's
+//! lexicon are by default, the switches for Laya's CPU kernels (on/off, instruction set, threads)
+//! and the GPU check, and the suite's
 //! fault seam. The library crates read no environment; they get these as options.
 
 use std::path::{Path, PathBuf};
@@ -7,6 +8,7 @@ use std::sync::OnceLock;
 
 use laya_decide::LEXICON_RELATIVE;
 use laya_engine::Locations;
+use laya_model::cpu_kernels::KernelOptions;
 use laya_model::{default_model_path_in, LoadOptions, ModelLocations};
 
 /// What the environment says, for every command of this process.
@@ -36,9 +38,16 @@ fn read() -> Edge {
     let load = LoadOptions {
         cpu_kernels: laya_model::cpu_kernels::available() && var("LAYA_CPU_KERNELS").as_deref() != Some("0"),
         check_gpu: var("LAYA_ALLOW_CUDA").as_deref() != Some("1"),
+        kernels: KernelOptions { isa: parsed("LAYA_CPU_ISA"), threads: parsed("LAYA_THREADS").filter(|&n: &usize| n > 0) },
     };
     let locations = Locations { models, lexicon: default_lexicon(), load };
     Edge { locations, fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
+}
+
+/// `name`'s value parsed, or None when unset; a value that does not parse is reported and ignored.
+fn parsed<T: std::str::FromStr<Err: std::fmt::Display>>(name: &str) -> Option<T> {
+    let v = var(name)?;
+    v.parse().map_err(|e| eprintln!("laya: ignoring {name}={v:?}: {e}")).ok()
 }
 
 /// The lexicon's default place: `LAYA_LEXICON`, else `.deps/lexicon/en.tsv` beside the binary's

@@ -1,5 +1,6 @@
-//! Laya's own CPU kernels (cpu/qmm.cpp), called in place of MLX's scalar CPU quantized matmul:
-//! a custom MLX primitive, so it stays inside MLX's lazy graph. Only built where the build links a
+//! Laya's own CPU kernels (cpu/*.cpp: quantized matmul, attention, log-softmax, a whole block),
+//! called in place of MLX's scalar CPU ones: custom MLX primitives, so they stay inside MLX's lazy
+//! graph. Only built where the build links a
 //! prebuilt MLX on x86-64; elsewhere `available()` is false and MLX's kernels run.
 
 use mlx_rs::Array;
@@ -33,6 +34,7 @@ mod ffi {
         pub fn laya_block(outs: *mut *mut c_void, args: *const super::BlockArgs, err: *mut c_char, err_len: usize) -> c_int;
         pub fn laya_block_args_size() -> usize;
         pub fn laya_log_softmax(out: *mut *mut c_void, x: *const c_void, lse_only: c_int, err: *mut c_char, err_len: usize) -> c_int;
+        pub fn laya_cpu_configure(isa_cap: c_int, threads: c_int) -> c_int;
         pub fn laya_cpu_isa() -> c_int;
         pub fn laya_cpu_threads() -> c_int;
     }
@@ -42,6 +44,57 @@ mod ffi {
 /// whether a model uses them.
 pub fn available() -> bool {
     cfg!(laya_cpu_kernels)
+}
+
+/// An instruction set the kernels may use at most (tests and benchmarks compare them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    Scalar,
+    Avx2,
+    Avx512,
+}
+
+impl std::str::FromStr for Isa {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "scalar" => Ok(Isa::Scalar),
+            "avx2" => Ok(Isa::Avx2),
+            "avx512" => Ok(Isa::Avx512),
+            _ => Err(format!("unknown instruction set {s:?} (scalar, avx2 or avx512)")),
+        }
+    }
+}
+
+/// How the kernels run: chosen once per process, before the first kernel runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KernelOptions {
+    /// At most this instruction set (default: the best the CPU has).
+    pub isa: Option<Isa>,
+    /// This many threads (default: one per core).
+    pub threads: Option<usize>,
+}
+
+/// Sets how the kernels run. Both choices are made once per process: asking again for the same
+/// is fine, asking for other ones after a kernel ran is an error.
+pub fn configure(options: KernelOptions) -> Result<()> {
+    if options == KernelOptions::default() {
+        return Ok(());
+    }
+    #[cfg(laya_cpu_kernels)]
+    {
+        let isa = options.isa.map_or(-1, |i| match i {
+            Isa::Scalar => 0,
+            Isa::Avx2 => 2,
+            Isa::Avx512 => 3,
+        });
+        let threads = options.threads.map_or(0, |t| t.clamp(1, 64) as std::ffi::c_int);
+        // SAFETY: a plain C function over two ints.
+        if unsafe { ffi::laya_cpu_configure(isa, threads) } != 0 {
+            return Err(ModelError::Mlx(format!("the CPU kernels already run as {}; {options:?} comes too late", describe())));
+        }
+    }
+    Ok(())
 }
 
 /// "avx512 x 2 threads", "avx2 x 2 threads", "scalar x 1 threads", or why they are off.
@@ -127,7 +180,7 @@ pub fn log_softmax(x: &Array, lse_only: bool) -> Result<Array> {
 }
 
 /// The arguments of one fused transformer block, shared with the C++ side field for field
-/// (cpu/qmm.cpp, `LayaBlockArgs`; its size is checked on every call): 21 array handles ([1]-sized
+/// (cpu/block.cpp, `LayaBlockArgs`; its size is checked on every call): 21 array handles ([1]-sized
 /// dummies for the norms, rope periods and bias a model lacks), 20 ints (flags 0 or 1), 3 floats.
 /// The handles are borrowed from arrays that must outlive the call.
 #[repr(C)]
@@ -179,7 +232,7 @@ pub(crate) struct BlockArgs {
     pub rope_scale: f32,
 }
 
-/// One transformer block in one MLX node (see cpu/qmm.cpp, `LayaBlock`). Returns (output, keys,
+/// One transformer block in one MLX node (see cpu/block.cpp, `LayaBlock`). Returns (output, keys,
 /// values), the two new KV buffers taking the place of the ones passed in.
 pub(crate) fn block(args: &BlockArgs) -> Result<(Array, Array, Array)> {
     #[cfg(laya_cpu_kernels)]

@@ -115,11 +115,14 @@ pub struct LoadOptions {
     /// On a CUDA GPU, check the model's answers against the CPU's before using it (default:
     /// yes; the binary turns it off for LAYA_ALLOW_CUDA=1).
     pub check_gpu: bool,
+    /// How Laya's CPU kernels run (instruction set, threads): once per process, so every model
+    /// of a process must ask for the same.
+    pub kernels: crate::cpu_kernels::KernelOptions,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true }
+        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default() }
     }
 }
 
@@ -166,6 +169,9 @@ impl Model {
         let start = Instant::now();
         let meta = std::fs::metadata(path).map_err(|e| ModelError::io(path, e))?;
         let cpu_kernels = options.cpu_kernels && on_cpu() && crate::cpu_kernels::available();
+        if cpu_kernels {
+            crate::cpu_kernels::configure(options.kernels)?;
+        }
         let (config, tokenizer, weights, format) = if meta.is_dir() { load_mlx_lm(path, cpu_kernels)? } else { load_gguf(path, cpu_kernels)? };
         let info = ModelInfo {
             path: path.to_path_buf(),

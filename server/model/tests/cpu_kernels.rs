@@ -53,7 +53,7 @@ fn check_with(x: &Array, n: i32, group: i32, bits: i32, key: &Array, q16_share: 
 
 #[test]
 fn matches_mlx_across_shapes() {
-    if !cpu_kernels::available() {
+    if !ready() {
         eprintln!("Laya's CPU kernels are not built here (no prebuilt MLX): nothing to compare");
         return;
     }
@@ -95,7 +95,7 @@ fn check_attention(b: i32, heads: i32, kv_heads: i32, l: i32, t: i32, d: i32) {
 
 #[test]
 fn matches_mlx_attention() {
-    if !cpu_kernels::available() {
+    if !ready() {
         return;
     }
     // decode (1 query), a keystroke (2), scoring rows (8 x 3), a prompt block (26 of 26);
@@ -122,7 +122,7 @@ fn matches_mlx_attention() {
 /// and large logits. exp is a polynomial (relative error ~2e-7): we allow 1e-5 relative.
 #[test]
 fn log_softmax_matches_mlx() {
-    if !cpu_kernels::available() {
+    if !ready() {
         return;
     }
     for (rows, n, scale) in [(1, 49152, 5.0f32), (3, 37, 1.0), (2, 1000, 40.0)] {
@@ -161,7 +161,7 @@ fn log_softmax_matches_mlx() {
 /// that is finite, and no finite number where it is not.
 #[test]
 fn one_row_with_outliers_or_non_finite_values_matches() {
-    if !cpu_kernels::available() {
+    if !ready() {
         return;
     }
     let key = random::key(7).unwrap();
@@ -210,14 +210,14 @@ fn one_row_with_outliers_or_non_finite_values_matches() {
 
 #[test]
 fn the_output_head_shape_matches() {
-    if cpu_kernels::available() {
+    if ready() {
         check(2, 49152, 576, 32, 8);
     }
 }
 
 #[test]
 fn bad_arguments_are_errors_not_crashes() {
-    if !cpu_kernels::available() {
+    if !ready() {
         return;
     }
     let x = Array::from_slice(&[1.0f32; 64], &[1, 64]);
@@ -228,6 +228,29 @@ fn bad_arguments_are_errors_not_crashes() {
     let x32 = Array::from_slice(&[1.0f32; 32], &[1, 32]);
     let e = cpu_kernels::quantized_matmul(&x32, &wq, &s, &b, 32, 4).unwrap_err();
     assert!(e.to_string().contains("shapes do not match"), "{e}");
+}
+
+/// Whether the kernels are built in; configures them first as this process was asked to (a child
+/// of `rerun_with` is asked through LAYA_CPU_ISA and LAYA_THREADS, read here as the binary does).
+fn ready() -> bool {
+    let isa = std::env::var("LAYA_CPU_ISA").ok().map(|v| v.parse().unwrap());
+    let threads = std::env::var("LAYA_THREADS").ok().map(|v| v.parse().unwrap());
+    cpu_kernels::configure(cpu_kernels::KernelOptions { isa, threads }).unwrap();
+    cpu_kernels::available()
+}
+
+#[test]
+fn other_threads_after_a_kernel_ran_are_an_error() {
+    if !ready() {
+        return;
+    }
+    let x = Array::from_slice(&[1f32; 64], &[1, 64]);
+    let (wq, s, b) = ops::quantize(Array::from_slice(&[0.5f32; 64 * 64], &[64, 64]), 32, 4).unwrap();
+    cpu_kernels::quantized_matmul(&x, &wq, &s, &b, 32, 4).unwrap().eval().unwrap();
+    let threads = cpu_kernels::describe().split(", ").nth(1).and_then(|t| t.split(' ').next()?.parse::<usize>().ok()).unwrap();
+    let e = cpu_kernels::configure(cpu_kernels::KernelOptions { isa: None, threads: Some(threads + 1) }).unwrap_err();
+    assert!(e.to_string().contains("too late"), "{e}");
+    cpu_kernels::configure(cpu_kernels::KernelOptions { isa: None, threads: Some(threads) }).unwrap();
 }
 
 /// Runs this file's comparisons with MLX again in a child process with other settings: the instruction set
