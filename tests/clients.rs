@@ -69,8 +69,7 @@ fn type_as_client_asks(how: Asking, text: &str, bursts: &[&str]) -> Vec<Value> {
                     if let Some(id) = pending.take() {
                         c.notify("$/cancelRequest", json!({"id": id}));
                     }
-                    c.next_id += 1;
-                    let id = c.next_id;
+                    let id = c.fresh_id();
                     c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/inlineCompletion", "params": inline(line, col, 2)}));
                     pending = Some(id);
                 }
@@ -84,11 +83,9 @@ fn type_as_client_asks(how: Asking, text: &str, bursts: &[&str]) -> Vec<Value> {
         // The writer stops: the last request is answered (the client shows it), or made now.
         let auto = match pending.take() {
             Some(id) => loop {
-                let m = c.rx.recv_timeout(Duration::from_secs(60)).expect("an answer");
-                if let Some(r) = c.take(m) {
-                    if r["id"] == id {
-                        break r;
-                    }
+                let r = c.next_answer(Duration::from_secs(60));
+                if r["id"] == id {
+                    break r;
                 }
             },
             None => c.request("textDocument/inlineCompletion", inline(line, col, 2)),
@@ -109,7 +106,7 @@ fn type_as_client_asks(how: Asking, text: &str, bursts: &[&str]) -> Vec<Value> {
     }
     let (_, server_text) = c.text(uri);
     assert_eq!(server_text, lines.join("\n"), "the server's copy of the text");
-    c.shutdown();
+    c.shutdown().unwrap();
     answers
 }
 
@@ -208,7 +205,7 @@ fn completion_leaves_enter_alone_and_inline_items_follow_the_trigger() {
     let item = &r["result"]["items"][0];
     assert!(item["insertText"].as_str().is_some_and(|t| t.starts_with("University of")), "{r}");
     assert_eq!(item["range"], json!({"start": pos(3, 16), "end": pos(3, 20)}), "{r}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -249,8 +246,7 @@ fn a_cancelled_request_is_answered_at_once() {
     // A ranking of many long candidates after a long context holds the model for seconds.
     let context = "A long paragraph of prose to keep the model busy for a while. ".repeat(30);
     let candidates: Vec<String> = (0..48).map(|i| format!(" candidate number {i}, followed by a good many words of its own")).collect();
-    c.next_id += 2;
-    let (rank_id, ghost_id) = (c.next_id - 1, c.next_id);
+    let (rank_id, ghost_id) = (c.fresh_id(), c.fresh_id());
     c.send(&json!({"jsonrpc": "2.0", "id": rank_id, "method": "laya/rank", "params": {"context": context, "candidates": candidates}}));
     c.send(&json!({"jsonrpc": "2.0", "id": ghost_id, "method": "textDocument/inlineCompletion",
                    "params": {"textDocument": {"uri": uri}, "position": pos(0, 25), "context": {"triggerKind": 1}}}));
@@ -258,10 +254,8 @@ fn a_cancelled_request_is_answered_at_once() {
     c.notify("$/cancelRequest", json!({"id": ghost_id}));
     let mut answers: Vec<(Value, Duration)> = vec![];
     while answers.len() < 2 {
-        let m = c.rx.recv_timeout(Duration::from_secs(120)).expect("an answer");
-        if let Some(r) = c.take(m) {
-            answers.push((r, sent.elapsed()));
-        }
+        let r = c.next_answer(Duration::from_secs(120));
+        answers.push((r, sent.elapsed()));
     }
     let (ghost, ghost_at) = answers.iter().find(|(r, _)| r["id"] == ghost_id).cloned().unwrap();
     let (rank, rank_at) = answers.iter().find(|(r, _)| r["id"] == rank_id).cloned().unwrap();
@@ -271,5 +265,5 @@ fn a_cancelled_request_is_answered_at_once() {
     // And the next request is served as usual.
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, 25), "context": {"triggerKind": 2}}));
     assert_eq!(r["result"]["items"][0]["insertText"], "Paris", "{r}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }

@@ -10,6 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use laya_harness::{Encoding, LspText, Rng};
 use serde_json::{json, Value};
 
 #[test]
@@ -62,7 +63,7 @@ fn typing_gets_ghost_text_and_completions() {
     let r = c.request("laya/stats", Value::Null);
     assert_eq!(r["result"]["documents_open"], 0, "{r}");
     assert_eq!(r["result"]["engine"]["documents_cached"], 0, "closing frees the cache: {r}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -113,7 +114,7 @@ fn the_space_after_a_known_word_is_worked_out_while_idle() {
     assert!(r["error"].is_null(), "{r}");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(engine(&mut c)["speculations"], ahead["speculations"]);
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -146,7 +147,7 @@ fn the_next_letters_first_steps_are_worked_out_while_idle_at_the_writers_pace() 
         std::thread::sleep(Duration::from_millis(150));
     }
     assert_eq!(engine(&mut c)["letter_steps"], on["letter_steps"]);
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -187,7 +188,7 @@ fn after_enter_the_server_works_out_the_next_line_itself_so_its_first_letter_run
     c.notify("workspace/didChangeConfiguration", json!({"settings": {"laya": {"latencyBudgetMs": 20000, "workAhead": false}}}));
     let off = first_letter_forwards(&mut c, "file:///tmp/laya-test/enter-off.md");
     assert!(on < off, "the first letter after Enter ran {on} forwards with the line worked out ahead, {off} without");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -231,7 +232,7 @@ fn the_words_of_a_paragraph_are_scored_as_they_settle_and_its_check_finds_them_d
     let off = engine(&mut c);
     assert_eq!((&off["checked_ahead"], &off["check_ahead_forwards"]), (&e["checked_ahead"], &e["check_ahead_forwards"]), "{off}");
     assert!(off["check_forwards"].as_array().unwrap().last().unwrap().as_f64().unwrap() >= 1.0, "{off}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -287,7 +288,7 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
         m["params"]["version"] == 5 && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
     });
     assert_eq!(d["params"]["diagnostics"][0]["range"], json!({"start": pos(3, 3), "end": pos(3, 10)}), "{d}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 /// Two slips side by side are both flagged (each judged with the other corrected), and a word
@@ -324,7 +325,7 @@ fn clustered_typos_and_a_doubled_word_get_diagnostics_and_fixes() {
     let d = c.wait_for("the doubled word's diagnostic to go", |m| m["params"]["version"] == 2);
     assert_eq!(d["params"]["diagnostics"].as_array().map(Vec::len), Some(2), "{d}");
     assert_eq!(c.text(uri).1, "I recieved teh letter yesterday.\n\nHe is the best player on the team.\n");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 /// A confused word is checked however often the document uses it; turning diagnostics off
@@ -362,7 +363,7 @@ fn confused_words_settings_and_dictionaries() {
     assert_eq!(r["result"], json!([]), "no fix for a range that moved: {r}");
     let r = c.request("laya/stats", Value::Null);
     assert!(r["result"]["engine"]["jobs"].as_u64().is_some(), "the server still answers: {r}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -381,7 +382,7 @@ fn a_model_that_cannot_load_is_reported_and_spelling_still_works() {
     assert!(r["result"].is_null(), "no ghost text without a model, and no error: {r}");
     let r = c.request("initialize", json!({"capabilities": {}}));
     assert!(r.get("error").is_some(), "a second initialize is refused: {r}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 #[test]
@@ -397,84 +398,53 @@ fn bad_settings_are_refused_with_a_reason() {
     assert!(s.contains("threshold must be between 0 and 1"), "{s}");
 }
 
-/// A small deterministic generator (no extra crate).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-/// LSP position (UTF-16) of char index `i` in `chars`; None inside a CRLF.
-fn lsp_pos(chars: &[char], i: usize) -> Option<Value> {
-    if i > 0 && i < chars.len() && chars[i - 1] == '\r' && chars[i] == '\n' {
-        return None;
-    }
-    let (mut line, mut col) = (0u32, 0u32);
-    let mut k = 0;
-    while k < i {
-        match chars[k] {
-            '\r' if chars.get(k + 1) == Some(&'\n') && k + 1 < i => {
-                line += 1;
-                col = 0;
-                k += 2;
-                continue;
-            }
-            '\r' | '\n' => {
-                line += 1;
-                col = 0;
-            }
-            c => col += c.len_utf16() as u32,
-        }
-        k += 1;
-    }
-    Some(pos(line, col))
+/// Whether char index `i` falls between the \r and \n of a CRLF (no LSP position names it).
+fn mid_crlf(chars: &[char], i: usize) -> bool {
+    i > 0 && i < chars.len() && chars[i - 1] == '\r' && chars[i] == '\n'
 }
 
 #[test]
 fn thousands_of_random_edits_keep_the_server_in_sync() {
     let mut c = Client::start(json!({"languages": ["markdown"], "ghostText": false, "diagnostics": false}));
     let uri = "file:///tmp/laya-test/fuzz.txt";
-    let mut expected: Vec<char> = "héllo wörld\r\nsecond 😀 line\nthird".chars().collect();
-    c.open(uri, "plaintext", &expected.iter().collect::<String>());
+    // The expected text follows LSP's rules as laya-harness's reference model writes them out.
+    let mut expected = LspText::new("héllo wörld\r\nsecond 😀 line\nthird");
+    c.open(uri, "plaintext", &expected.text());
     let pieces = ["a", "é", "中", "😀", "👍🏽", "\r\n", "\n", "\r", " ", "word ", "", "𝄞x"];
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::new(0x5eed);
     let n: usize = std::env::var("LAYA_FUZZ_EDITS").ok().and_then(|v| v.parse().ok()).unwrap_or(3000);
     let mut version = 1;
     for step in 0..n {
+        let len = expected.chars.len();
         let (a, b) = loop {
-            let a = rng.below(expected.len() + 1);
-            let b = (a + rng.below(6)).min(expected.len());
-            if lsp_pos(&expected, a).is_some() && lsp_pos(&expected, b).is_some() {
+            let a = rng.below(len + 1);
+            let b = (a + rng.below(6)).min(len);
+            if !mid_crlf(&expected.chars, a) && !mid_crlf(&expected.chars, b) {
                 break (a, b);
             }
         };
+        let (pa, pb) = (expected.position_of(a, Encoding::Utf16), expected.position_of(b, Encoding::Utf16));
         let text: String = (0..rng.below(3)).map(|_| pieces[rng.below(pieces.len())]).collect();
-        let range = json!({"start": lsp_pos(&expected, a).unwrap(), "end": lsp_pos(&expected, b).unwrap()});
         version += 1;
         let change = if step % 500 == 499 {
             // Now and then the whole document at once.
-            expected = format!("replaced {step}\n{}", expected.iter().collect::<String>()).chars().collect();
-            json!({"text": expected.iter().collect::<String>()})
+            let whole = format!("replaced {step}\n{}", expected.text());
+            expected.apply(None, &whole, Encoding::Utf16);
+            json!({"text": whole})
         } else {
-            expected.splice(a..b, text.chars());
-            json!({"range": range, "text": text})
+            expected.apply(Some((pa, pb)), &text, Encoding::Utf16);
+            let at = |(l, c): (usize, usize)| pos(l as u32, c as u32);
+            json!({"range": {"start": at(pa), "end": at(pb)}, "text": text})
         };
         c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]}));
         // After every edit, as the issue asks: a divergence is caught at the edit that made it.
         {
             let (v, t) = c.text(uri);
             assert_eq!(v, version);
-            assert_eq!(t, expected.iter().collect::<String>(), "after edit {step}");
+            assert_eq!(t, expected.text(), "after edit {step}");
         }
     }
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 /// The quick stress run: its own checks (no mismatch after thousands of odd edits, every bad
@@ -535,7 +505,7 @@ fn the_server_opens_no_socket_and_reads_only_its_own_files_and_logs_no_text() {
     c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 1}}));
     let r = c.request("workspace/executeCommand", json!({"command": "laya.addToDictionary", "arguments": ["Quuxlemonade"]}));
     assert!(r.get("error").is_none(), "{r}");
-    c.shutdown();
+    c.shutdown().unwrap();
 
     let trace = std::fs::read_to_string(&trace).unwrap();
     for l in trace.lines() {
@@ -578,15 +548,13 @@ fn shutdown_mid_work_and_a_vanished_client_end_the_server_cleanly() {
         let uri = "file:///tmp/laya-test/busy.md";
         c.open(uri, "markdown", &"A long paragraph of prose to keep the model busy. ".repeat(40));
         for i in 0..30 {
-            c.next_id += 1;
-            let id = c.next_id;
+            let id = c.fresh_id();
             c.send(&json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/inlineCompletion",
                            "params": {"textDocument": {"uri": uri}, "position": pos(0, 100 + i), "context": {"triggerKind": 1}}}));
         }
         let start = Instant::now();
         if vanish {
-            let Client { mut child, stdin, .. } = c;
-            drop(stdin);
+            let mut child = c.vanish().expect("the suite started the server");
             loop {
                 if let Some(status) = child.try_wait().unwrap() {
                     assert!(status.success(), "exit status after the client vanished: {status}");
@@ -596,7 +564,7 @@ fn shutdown_mid_work_and_a_vanished_client_end_the_server_cleanly() {
                 std::thread::sleep(Duration::from_millis(20));
             }
         } else {
-            c.shutdown();
+            c.shutdown().unwrap();
         }
         assert!(start.elapsed() < Duration::from_secs(20));
     }
@@ -631,7 +599,7 @@ fn a_truncated_model_is_reported_and_spelling_still_works() {
     assert!(text.contains("cut.gguf") && text.contains("truncated"), "{m}");
     c.open("file:///tmp/laya-test/t.md", "markdown", "It would recieve the data.\n");
     c.wait_for("diagnostics", |m| m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty()));
-    c.shutdown();
+    c.shutdown().unwrap();
 }
 
 /// A panic inside one decision (planted with LAYA_FAULT_PANIC_ON) fails that request only: the
@@ -651,5 +619,5 @@ fn a_panic_inside_a_decision_stays_inside_its_request() {
     let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": good}, "position": pos(0, 27), "context": {"triggerKind": 1}}));
     let first = r["result"]["items"][0]["insertText"].as_str().unwrap_or_default().to_string();
     assert!(first.ends_with("ris"), "the next suggestion comes as usual: {r}");
-    c.shutdown();
+    c.shutdown().unwrap();
 }

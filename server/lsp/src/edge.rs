@@ -1,5 +1,5 @@
-//! The process's environment, read once, here at the binary's edge: where the model and the
-//! lexicon are by default, the switches for Laya's CPU kernels (on/off, instruction set, threads)
+//! The process's environment, read once, here at the binary's edge: where the model, the
+//! lexicon and the user dictionary are by default, the switches for Laya's CPU kernels (on/off, instruction set, threads)
 //! and the GPU check, and the suite's
 //! fault seam. The library crates read no environment; they get these as options.
 
@@ -9,13 +9,16 @@ use std::sync::OnceLock;
 use laya_decide::LEXICON_RELATIVE;
 use laya_engine::Locations;
 use laya_model::cpu_kernels::KernelOptions;
-use laya_model::{default_model_path_in, LoadOptions, ModelLocations};
+use laya_model::{default_model_path_in, xdg_home, LoadOptions, ModelLocations};
 
 /// What the environment says, for every command of this process.
 #[derive(Debug, Clone)]
 pub struct Edge {
     /// The model and lexicon defaults, and how models load.
     pub locations: Locations,
+    /// The user's config folder (`$XDG_CONFIG_HOME`, else `~/.config`; None without $HOME): the
+    /// default user dictionary lives there.
+    pub config_home: Option<PathBuf>,
     /// `LAYA_FAULT_PANIC_ON`: see [`laya_engine::EngineOptions::fault_panic_on`].
     pub fault_panic_on: Option<String>,
 }
@@ -31,9 +34,8 @@ fn var(name: &str) -> Option<String> {
 }
 
 fn read() -> Edge {
-    // $XDG_CACHE_HOME, else ~/.cache.
-    let cache_home =
-        var("XDG_CACHE_HOME").map(PathBuf::from).unwrap_or_else(|| var("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from).join(".cache"));
+    let xdg = |name: &str, fallback: &str| xdg_home(std::env::var_os(name), std::env::var_os("HOME"), fallback);
+    let cache_home = xdg("XDG_CACHE_HOME", ".cache").unwrap_or_else(|| PathBuf::from("."));
     let models = ModelLocations { from_env: var("LAYA_MODEL").map(PathBuf::from), default: default_model_path_in(&cache_home) };
     let load = LoadOptions {
         cpu_kernels: laya_model::cpu_kernels::available() && var("LAYA_CPU_KERNELS").as_deref() != Some("0"),
@@ -41,7 +43,7 @@ fn read() -> Edge {
         kernels: KernelOptions { isa: parsed("LAYA_CPU_ISA"), threads: parsed("LAYA_THREADS").filter(|&n: &usize| n > 0) },
     };
     let locations = Locations { models, lexicon: default_lexicon(), load };
-    Edge { locations, fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
+    Edge { locations, config_home: xdg("XDG_CONFIG_HOME", ".config"), fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
 }
 
 /// `name`'s value parsed, or None when unset; a value that does not parse is reported and ignored.

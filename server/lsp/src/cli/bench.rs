@@ -82,14 +82,7 @@ struct Samples(Vec<f64>);
 
 impl Samples {
     fn quantile(&self, q: f64) -> f64 {
-        let mut v = self.0.clone();
-        v.sort_by(f64::total_cmp);
-        if v.is_empty() {
-            return f64::NAN;
-        }
-        let pos = q * (v.len() - 1) as f64;
-        let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
-        v[lo] + (v[hi] - v[lo]) * (pos - lo as f64)
+        laya_harness::stats::quantile(&self.0, q)
     }
     fn summary(&self, check: Value) -> Value {
         json!({

@@ -10,7 +10,9 @@ use laya_model::{KvCache, Model};
 use laya_text::words;
 use serde_json::{json, Value};
 
-use super::{load_model, ms, out, percentiles};
+use laya_harness::stats;
+
+use super::{load_model, ms, out};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -107,15 +109,9 @@ fn read(files: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
     files.iter().map(|f| Ok((f.clone(), std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?))).collect()
 }
 
-/// A small deterministic shuffle (xorshift), so `--seed` needs no extra crate.
+/// A seeded shuffle (laya-harness's generator, the suite's).
 fn shuffle<T>(v: &mut [T], seed: u64) {
-    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    for i in (1..v.len()).rev() {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        v.swap(i, (s % (i as u64 + 1)) as usize);
-    }
+    laya_harness::Rng::new(seed).shuffle(v);
 }
 
 fn pick<T>(mut v: Vec<T>, c: &Common) -> Vec<T> {
@@ -232,7 +228,7 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         "whole_next_words": {"shown": shown_next, "wrong": wrong_next},
         "word_endings": {"shown": shown - shown_next, "wrong": wrong - wrong_next},
         "next_word": {"words": words_seen, "top1": ratio(top1, words_seen), "top3": ratio(top3, words_seen)},
-        "latency": percentiles(latencies),
+        "latency": stats::latency(latencies),
     }))
 }
 
@@ -305,7 +301,7 @@ fn typos(c: &Common) -> anyhow::Result<Value> {
         "top1": ratio(hits[0], n),
         "top3": ratio(hits[1], n),
         "top5": ratio(hits[2], n),
-        "latency": percentiles(latencies),
+        "latency": stats::latency(latencies),
         "lexicon": speller.lexicon().source(),
         "lexicon_words": speller.lexicon().len(),
         "misses": misses,
@@ -449,7 +445,7 @@ fn context(c: &Common) -> anyhow::Result<Value> {
             .iter()
             .map(|(k, (fa, w))| (k.clone(), json!({"false_alarms": fa, "words": w, "per_1000": 1000.0 * ratio(*fa, *w)})))
             .collect::<serde_json::Map<_, _>>(),
-        "latency": percentiles(latencies),
+        "latency": stats::latency(latencies),
         "false_alarm_examples": alarms,
     }))
 }

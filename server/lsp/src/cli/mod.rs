@@ -54,13 +54,6 @@ pub fn prob(p: f32) -> String {
     }
 }
 
-/// p50/p95/p99 (nearest rank) and the count of latency samples, as `laya eval` and the replay report them.
-pub fn percentiles(mut v: Vec<f64>) -> serde_json::Value {
-    v.sort_by(f64::total_cmp);
-    let q = |p: f64| if v.is_empty() { f64::NAN } else { v[((v.len() - 1) as f64 * p).round() as usize] };
-    serde_json::json!({"p50_ms": q(0.5), "p95_ms": q(0.95), "p99_ms": q(0.99), "n": v.len()})
-}
-
 /// Peak resident memory of this process (Linux: VmHWM in /proc/self/status; None elsewhere).
 pub fn peak_rss_bytes() -> Option<u64> {
     status_bytes("VmHWM")

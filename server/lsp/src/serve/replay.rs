@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use serde_json::{json, Value};
 
-use super::client::Client;
+use laya_harness::stats;
+
+use super::client::{self, ask};
 
 pub struct Replay {
     pub text: String,
@@ -23,24 +25,9 @@ pub fn run(r: Replay) -> anyhow::Result<Value> {
     if r.text.trim().is_empty() {
         bail!("the replay text is empty");
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    rt.block_on(replay(r))
-}
-
-/// Mean, median and 95th percentile of counts.
-fn counts(mut v: Vec<f64>) -> Value {
-    if v.is_empty() {
-        return Value::Null;
-    }
-    v.sort_by(f64::total_cmp);
-    let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
-    json!({"mean": v.iter().sum::<f64>() / v.len() as f64, "p50": q(0.5), "p95": q(0.95), "n": v.len()})
-}
-
-async fn replay(r: Replay) -> anyhow::Result<Value> {
-    let mut c = Client::start(&["utf-16"]).await?;
+    let (mut c, service) = client::start(&["utf-16"])?;
     let start = Instant::now();
-    c.wait_for_model().await?;
+    client::wait_for_model(&mut c)?;
     let load_ms = start.elapsed().as_secs_f64() * 1e3;
 
     let uri = "file:///replay/essay.md";
@@ -68,12 +55,11 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         typed += 1;
         if ch != '\n' {
             let t = Instant::now();
-            let resp = c
-                .request(
-                    "textDocument/inlineCompletion",
-                    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"triggerKind": 2}}),
-                )
-                .await?;
+            let resp = ask(
+                &mut c,
+                "textDocument/inlineCompletion",
+                json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"triggerKind": 2}}),
+            )?;
             ghost_ms.push(t.elapsed().as_secs_f64() * 1e3);
             if let Some(items) = resp["result"]["items"].as_array().filter(|a| !a.is_empty()) {
                 shown += 1;
@@ -87,32 +73,32 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         let pace = if matches!(ch, '.' | '!' | '?' | '\n') { r.pace_ms.max(500) } else { r.pace_ms };
         let spent = key_start.elapsed();
         if spent < Duration::from_millis(pace) {
-            tokio::time::sleep(Duration::from_millis(pace) - spent).await;
+            std::thread::sleep(Duration::from_millis(pace) - spent);
         }
     }
     // Let the last spelling check finish.
-    tokio::time::sleep(Duration::from_millis(600)).await;
-    let stats = c.request("laya/stats", Value::Null).await?;
-    c.stop().await;
-    let e = &stats["result"]["engine"];
+    std::thread::sleep(Duration::from_millis(600));
+    let server = ask(&mut c, "laya/stats", Value::Null)?;
+    service.stop(c)?;
+    let e = &server["result"]["engine"];
     let nums = |k: &str| e[k].as_array().into_iter().flatten().filter_map(Value::as_f64).collect::<Vec<f64>>();
     let ghost_jobs = nums("ghost_ms").len();
     Ok(json!({
-        "transport": "JSON-RPC over an in-process pipe (the same service as laya serve)",
+        "transport": "JSON-RPC over OS pipes to the service of laya serve, in process",
         "characters": typed,
         "pace_ms": r.pace_ms,
         "wall_s": t0.elapsed().as_secs_f64(),
         "model_load_ms": load_ms,
-        "ghost_text": crate::cli::percentiles(ghost_ms),
-        "ghost_engine": crate::cli::percentiles(nums("ghost_ms")),
-        "typo_recheck_engine": crate::cli::percentiles(nums("check_ms")),
+        "ghost_text": stats::latency(ghost_ms),
+        "ghost_engine": stats::latency(nums("ghost_ms")),
+        "typo_recheck_engine": stats::latency(nums("check_ms")),
         "typo_rechecks_interrupted": e["checks_interrupted"],
         // Where a ghost-text job's time goes: forward passes (each a full trip through the model)
         // and the token positions they computed.
-        "forwards_per_ghost_job": counts(nums("ghost_forwards")),
-        "token_positions_per_ghost_job": counts(nums("ghost_tokens")),
-        "forwards_per_recheck": counts(nums("check_forwards")),
-        "token_positions_per_recheck": counts(nums("check_tokens")),
+        "forwards_per_ghost_job": stats::counts(nums("ghost_forwards")),
+        "token_positions_per_ghost_job": stats::counts(nums("ghost_tokens")),
+        "forwards_per_recheck": stats::counts(nums("check_forwards")),
+        "token_positions_per_recheck": stats::counts(nums("check_tokens")),
         "speculations": e["speculations"],
         "speculative_forwards": e["speculative_forwards"],
         "letter_steps": e["letter_steps"],
@@ -123,7 +109,7 @@ async fn replay(r: Replay) -> anyhow::Result<Value> {
         "suggestions_digest": format!("{:016x}", shown_digest.finish()),
         "answered_without_the_model": typed.saturating_sub(ghost_jobs),
         "reused_suggestions": e["reused_suggestions"],
-        "reprefill_share": (e["cache_misses"].as_f64().unwrap_or(0.0) + stats["result"]["reanchors"].as_f64().unwrap_or(0.0)) / typed.max(1) as f64,
+        "reprefill_share": (e["cache_misses"].as_f64().unwrap_or(0.0) + server["result"]["reanchors"].as_f64().unwrap_or(0.0)) / typed.max(1) as f64,
         "stale_dropped": e["stale_dropped"],
         "cache_bytes": e["cache_bytes"],
         "budget_bytes": e["budget_bytes"],

@@ -117,13 +117,7 @@ impl Settings {
     /// The user dictionary in use: the setting, else the default file under the user's config
     /// folder (None only without $HOME).
     pub fn dictionary(&self) -> Option<PathBuf> {
-        self.user_dictionary.clone().or_else(|| {
-            let config = std::env::var_os("XDG_CONFIG_HOME")
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .or_else(|| std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".config")))?;
-            Some(config.join("laya").join("dictionary.txt"))
-        })
+        self.user_dictionary.clone().or_else(|| Some(crate::edge::edge().config_home.as_ref()?.join("laya").join("dictionary.txt")))
     }
 
     pub fn budget_bytes(&self) -> usize {

@@ -1,9 +1,10 @@
 //! `laya stress`: the language service under fuzzing, load and bad input — the same service as
-//! `laya serve`, over JSON-RPC through an in-process pipe — with a summary of what held.
+//! `laya serve`, over JSON-RPC through OS pipes to a service in this process, driven by the
+//! test suite's client (laya-harness) — with a summary of what held.
 //!
 //! - sync: seeded random edits (multi-byte text, surrogate pairs, CRLF, out-of-range and
 //!   reversed ranges, stale versions, huge insertions, deletes of everything) in each position
-//!   encoding, the server's text compared with an independent model of the LSP rules;
+//!   encoding, the server's text compared with laya-harness's reference model of LSP's rules;
 //! - bad input: malformed JSON-RPC, unknown methods, wrong parameter types, a lone surrogate,
 //!   binary text, a 20 MB document, a line of a million characters, deeply nested Markdown and
 //!   a 100 MB message, each followed by a request that must still be answered quickly;
@@ -16,7 +17,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde_json::{json, Value};
 
-use super::client::{frame, Client};
+use laya_harness::{frame, stats, Client, Encoding, LspText, Rng};
+
+use super::client::{self, ask};
 
 /// How long a run is.
 #[derive(Debug, Clone)]
@@ -44,94 +47,6 @@ impl Stress {
 /// A fast typist: 8 characters a second (about 95 words a minute).
 const TYPIST_CHARS_PER_S: f64 = 8.0;
 
-/// splitmix64: small, seeded, good enough to pick edits.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
-
-// ---------------------------------------------------------------------------------------
-// The expected text: LSP's rules for odd positions, written out independently of
-// laya-text's Document (see its module documentation for the rules).
-
-struct Model {
-    text: Vec<char>,
-}
-
-impl Model {
-    /// (start, end) char index of each line's content (without its break).
-    fn lines(&self) -> Vec<(usize, usize)> {
-        let t = &self.text;
-        let (mut out, mut start, mut i) = (vec![], 0, 0);
-        while i < t.len() {
-            match t[i] {
-                '\r' if t.get(i + 1) == Some(&'\n') => {
-                    out.push((start, i));
-                    i += 2;
-                    start = i;
-                }
-                '\r' | '\n' => {
-                    out.push((start, i));
-                    i += 1;
-                    start = i;
-                }
-                _ => i += 1,
-            }
-        }
-        out.push((start, t.len()));
-        out
-    }
-
-    fn units(c: char, enc: &str) -> usize {
-        match enc {
-            "utf-8" => c.len_utf8(),
-            "utf-32" => 1,
-            _ => c.len_utf16(),
-        }
-    }
-
-    fn offset(&self, line: usize, character: usize, enc: &str) -> usize {
-        let lines = self.lines();
-        let Some(&(start, end)) = lines.get(line) else { return self.text.len() };
-        let mut at = start;
-        let mut used = 0;
-        while at < end {
-            let u = Self::units(self.text[at], enc);
-            if used + u > character {
-                break; // inside this char: round down
-            }
-            used += u;
-            at += 1;
-        }
-        at
-    }
-
-    fn position(&self, idx: usize, enc: &str) -> (usize, usize) {
-        for (n, &(start, end)) in self.lines().iter().enumerate() {
-            if idx <= end {
-                let col = self.text[start..idx.max(start)].iter().map(|&c| Self::units(c, enc)).sum();
-                return (n, col);
-            }
-        }
-        (0, 0)
-    }
-}
-
 const PIECES: &[&str] = &["a", "word ", "é", "ß", "漢字", "😀", "👩‍👩‍👧", "\n", "\r\n", "\r", "\t", " ", "naïve café ", "e\u{301}", "🇫🇷", "𝕏"];
 
 fn random_text(rng: &mut Rng, max_pieces: usize) -> String {
@@ -139,17 +54,18 @@ fn random_text(rng: &mut Rng, max_pieces: usize) -> String {
 }
 
 /// The sync fuzz in one encoding: returns (edits, comparisons, mismatches).
-async fn fuzz_sync(enc: &'static str, edits: usize, seconds: f64, seed: u64) -> anyhow::Result<(usize, usize, Vec<String>)> {
+fn fuzz_sync(enc_name: &'static str, edits: usize, seconds: f64, seed: u64) -> anyhow::Result<(usize, usize, Vec<String>)> {
     let began = Instant::now();
-    let mut c = Client::start(&[enc]).await?;
-    let mut rng = Rng(seed);
+    let enc = Encoding::from_lsp(enc_name).context("an LSP position encoding")?;
+    let (mut c, service) = client::start(&[enc_name])?;
+    let mut rng = Rng::new(seed);
     let docs = 4;
-    let mut models: Vec<Model> = (0..docs).map(|_| Model { text: vec![] }).collect();
+    let mut models: Vec<LspText> = (0..docs).map(|_| LspText::new("")).collect();
     let mut versions = vec![1i64; docs];
     for d in 0..docs {
         c.notify(
             "textDocument/didOpen",
-            json!({"textDocument": {"uri": format!("file:///fuzz/{enc}/{d}.md"), "languageId": "markdown", "version": 1, "text": ""}}),
+            json!({"textDocument": {"uri": format!("file:///fuzz/{enc_name}/{d}.md"), "languageId": "markdown", "version": 1, "text": ""}}),
         );
     }
     let (mut compared, mut mismatches, mut done) = (0, vec![], 0);
@@ -160,9 +76,9 @@ async fn fuzz_sync(enc: &'static str, edits: usize, seconds: f64, seed: u64) -> 
         done = n + 1;
         let d = rng.below(docs);
         let m = &mut models[d];
-        let len = m.text.len();
+        let len = m.chars.len();
         let (a, b) = (rng.below(len + 1), rng.below(len + 1));
-        let (mut pa, mut pb) = (m.position(a, enc), m.position(b, enc));
+        let (mut pa, mut pb) = (m.position_of(a, enc), m.position_of(b, enc));
         let mut text = random_text(&mut rng, 6);
         let roll = rng.below(100);
         let whole = roll < 2; // a whole-document replacement (no range)
@@ -177,92 +93,83 @@ async fn fuzz_sync(enc: &'static str, edits: usize, seconds: f64, seed: u64) -> 
             text = "prose that goes on ".repeat(5_000 + rng.below(5_000)); // a huge insertion
         }
         // Reversed ranges are sent as they come (a > b half the time).
-        let (start, end) = (m.offset(pa.0, pa.1, enc), m.offset(pb.0, pb.1, enc));
-        let (s, e) = (start.min(end), start.max(end));
-        if whole {
-            m.text = text.chars().collect();
-        } else {
-            m.text.splice(s..e, text.chars());
-        }
+        m.apply(if whole { None } else { Some((pa, pb)) }, &text, enc);
         // Stale versions now and then: the server applies them anyway, in order.
         versions[d] += if rng.chance(3) { -1 } else { 1 };
         let range = json!({"start": {"line": pa.0, "character": pa.1}, "end": {"line": pb.0, "character": pb.1}});
         let change = if whole { json!({"text": text}) } else { json!({"range": range, "text": text}) };
         c.notify(
             "textDocument/didChange",
-            json!({"textDocument": {"uri": format!("file:///fuzz/{enc}/{d}.md"), "version": versions[d]}, "contentChanges": [change]}),
+            json!({"textDocument": {"uri": format!("file:///fuzz/{enc_name}/{d}.md"), "version": versions[d]}, "contentChanges": [change]}),
         );
         if n % 10 == 9 || n + 1 == edits {
-            let uri = format!("file:///fuzz/{enc}/{d}.md");
-            let got = c.text_of(&uri).await?;
+            let uri = format!("file:///fuzz/{enc_name}/{d}.md");
+            let got = c.text_of(&uri).map(|(_, t)| t);
             compared += 1;
-            let want: String = models[d].text.iter().collect();
+            let want = models[d].text();
             if got.as_deref() != Some(want.as_str()) {
                 mismatches.push(format!(
-                    "{enc} edit {n} in doc {d}: server {} chars, expected {}",
-                    got.map_or(0, |g| g.chars().count()),
+                    "{enc_name} edit {n} in doc {d}: server {} chars, expected {}",
+                    got.as_ref().map_or(0, |g| g.chars().count()),
                     want.chars().count()
                 ));
-                models[d].text = c.text_of(&uri).await?.unwrap_or_default().chars().collect();
-                // go on from the server's text
+                models[d] = LspText::new(&got.unwrap_or_default()); // go on from the server's text
             }
         }
     }
     // Invalid requests answer with an error, not a hang.
-    let r = c
-        .request(
-            "textDocument/inlineCompletion",
-            json!({"textDocument": {"uri": "file:///fuzz/none.md"}, "position": {"line": 0, "character": 0}, "context": {"triggerKind": 1}}),
-        )
-        .await?;
+    let r = ask(
+        &mut c,
+        "textDocument/inlineCompletion",
+        json!({"textDocument": {"uri": "file:///fuzz/none.md"}, "position": {"line": 0, "character": 0}, "context": {"triggerKind": 1}}),
+    )?;
     if r.get("error").is_none() {
         mismatches.push(format!("inline completion for a document that is not open answered {r}"));
     }
-    c.stop().await;
+    service.stop(c)?;
     Ok((done, compared, mismatches))
 }
 
 // ---------------------------------------------------------------------------------------
 
 /// One bad-input probe: what was sent, how long until the next request was answered, what came back.
-async fn probe(c: &mut Client, name: &str, rows: &mut Vec<Value>, send: impl FnOnce(&mut Client)) -> anyhow::Result<()> {
+fn probe(c: &mut Client, name: &str, rows: &mut Vec<Value>, send: impl FnOnce(&mut Client)) -> anyhow::Result<()> {
     let t = Instant::now();
     send(c);
-    let r = c.request("laya/stats", Value::Null).await.with_context(|| format!("after {name}"))?;
+    let r = ask(c, "laya/stats", Value::Null).with_context(|| format!("after {name}"))?;
     let ms = t.elapsed().as_secs_f64() * 1e3;
     let ok = r.get("result").is_some();
     rows.push(json!({"probe": name, "then_answered_ms": ms, "ok": ok}));
     Ok(())
 }
 
-async fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
+fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
     let mut rows = vec![];
     let open = |c: &mut Client, uri: &str, text: &str| {
         c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "markdown", "version": 1, "text": text}}));
     };
-    probe(c, "malformed JSON", &mut rows, |c| c.raw(b"Content-Length: 30\r\n\r\n{\"jsonrpc\": \"2.0\", \"id\": 1, \"m".to_vec())).await?;
-    probe(c, "a body that is not JSON-RPC", &mut rows, |c| c.raw(frame(&json!([1, 2, 3])))).await?;
-    let r = c.request("laya/noSuchMethod", json!({})).await?;
+    probe(c, "malformed JSON", &mut rows, |c| c.raw(b"Content-Length: 30\r\n\r\n{\"jsonrpc\": \"2.0\", \"id\": 1, \"m"))?;
+    probe(c, "a body that is not JSON-RPC", &mut rows, |c| c.raw(&frame(&json!([1, 2, 3]))))?;
+    let r = ask(c, "laya/noSuchMethod", json!({}))?;
     rows.push(json!({"probe": "unknown method", "error": r["error"]["code"], "ok": r["error"]["code"] == -32601}));
-    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": 5, "position": "here"})).await?;
+    let r = ask(c, "textDocument/inlineCompletion", json!({"textDocument": 5, "position": "here"}))?;
     rows.push(json!({"probe": "wrong parameter types", "error": r["error"]["code"], "ok": r["error"]["code"] == -32602}));
-    let r = c.request("textDocument/completion", json!({"textDocument": {"uri": "file:///x.md"}, "position": {"line": -1, "character": 0}})).await?;
+    let r = ask(c, "textDocument/completion", json!({"textDocument": {"uri": "file:///x.md"}, "position": {"line": -1, "character": 0}}))?;
     rows.push(json!({"probe": "a negative position", "error": r["error"]["code"], "ok": r.get("error").is_some()}));
-    probe(c, "an unknown notification", &mut rows, |c| c.notify("laya/whatever", json!({"a": 1}))).await?;
+    probe(c, "an unknown notification", &mut rows, |c| c.notify("laya/whatever", json!({"a": 1})))?;
     probe(c, "a lone surrogate in the text", &mut rows, |c| {
         // Serialized by hand: serde_json cannot hold half a surrogate pair, and some clients send one.
         let body = r#"{"jsonrpc":"2.0","method":"textDocument/didOpen","params":{"textDocument":{"uri":"file:///bad/surrogate.md","languageId":"markdown","version":1,"text":"a\ud800b"}}}"#;
-        c.raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes())
-    })
-    .await?;
+        c.raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes())
+    })?;
     let binary: String = (0..100_000u32).map(|i| char::from_u32(i % 0x250).unwrap_or('\u{fffd}')).collect();
-    probe(c, "binary content (control characters, 100k)", &mut rows, |c| open(c, "file:///bad/binary.md", &binary)).await?;
+    probe(c, "binary content (control characters, 100k)", &mut rows, |c| open(c, "file:///bad/binary.md", &binary))?;
     let line = "word ".repeat(200_000);
-    probe(c, "a line of a million characters", &mut rows, |c| open(c, "file:///bad/line.md", &line)).await?;
+    probe(c, "a line of a million characters", &mut rows, |c| open(c, "file:///bad/line.md", &line))?;
     let nested = format!("{}deep\n{}", "> ".repeat(50_000), "- ".repeat(50_000)) + &"[".repeat(50_000) + &"`".repeat(10_000);
-    probe(c, "deeply nested Markdown", &mut rows, |c| open(c, "file:///bad/nested.md", &nested)).await?;
+    probe(c, "deeply nested Markdown", &mut rows, |c| open(c, "file:///bad/nested.md", &nested))?;
     let big = "Some prose for a long document. ".repeat(20 * 1024 * 1024 / 32);
-    probe(c, "a 20 MB document", &mut rows, |c| open(c, "file:///bad/20mb.md", &big)).await?;
+    probe(c, "a 20 MB document", &mut rows, |c| open(c, "file:///bad/20mb.md", &big))?;
     // Typing at the end of the 20 MB document and of the long line: answered like any other.
     for (uri, text) in [("file:///bad/20mb.md", &big), ("file:///bad/line.md", &line)] {
         let lines = text.matches('\n').count();
@@ -275,12 +182,11 @@ async fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
                 json!({"textDocument": {"uri": uri, "version": 2 + k}, "contentChanges": [{"range": {"start": at, "end": at}, "text": "a"}]}),
             );
             let col = col + 1;
-            let r = c
-                .request(
-                    "textDocument/inlineCompletion",
-                    json!({"textDocument": {"uri": uri}, "position": {"line": lines, "character": col}, "context": {"triggerKind": 2}}),
-                )
-                .await?;
+            let r = ask(
+                c,
+                "textDocument/inlineCompletion",
+                json!({"textDocument": {"uri": uri}, "position": {"line": lines, "character": col}, "context": {"triggerKind": 2}}),
+            )?;
             if r.get("error").is_some() {
                 bail!("inline completion in {uri} failed: {r}");
             }
@@ -293,7 +199,7 @@ async fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
         rows.push(json!({"probe": name, "per_key_ms": t.elapsed().as_secs_f64() * 1e3 / 20.0, "ok": true}));
     }
     let huge = "x".repeat(100 * 1024 * 1024);
-    probe(c, "a 100 MB message", &mut rows, |c| open(c, "file:///bad/100mb.md", &huge)).await?;
+    probe(c, "a 100 MB message", &mut rows, |c| open(c, "file:///bad/100mb.md", &huge))?;
     drop(huge);
     for u in ["surrogate", "binary", "line", "nested", "20mb", "100mb"] {
         c.notify("textDocument/didClose", json!({"textDocument": {"uri": format!("file:///bad/{u}.md")}}));
@@ -305,11 +211,11 @@ async fn bad_input(c: &mut Client) -> anyhow::Result<Vec<Value>> {
 
 /// `docs` documents typed into at `rate` characters a second each for `seconds`, with a ghost
 /// request after each document's keystrokes of a tick and a completion request now and then.
-async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f64, seed: u64) -> anyhow::Result<Value> {
-    c.latencies.lock().unwrap().clear();
-    let before = c.request("laya/stats", Value::Null).await.context("stats before the load")?;
+fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f64, seed: u64) -> anyhow::Result<Value> {
+    c.latencies.clear();
+    let before = ask(c, "laya/stats", Value::Null).context("stats before the load")?;
     let rss_before = crate::cli::rss_bytes();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let uris: Vec<String> = (0..docs).map(|d| format!("file:///load/{rate}/{d}.md")).collect();
     let mut pos: Vec<(usize, usize, i64)> = vec![(0, 0, 1); docs]; // line, column, version
     let mut src: Vec<usize> = (0..docs).map(|_| rng.below(prose.len())).collect();
@@ -354,11 +260,11 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
             }
         }
         next += tick;
-        tokio::time::sleep_until(next.into()).await;
+        std::thread::sleep(next.saturating_duration_since(Instant::now()));
     }
     let typing_s = start.elapsed().as_secs_f64();
-    let unanswered = c.drain(Duration::from_secs(30)).await;
-    let open = c.request("laya/stats", Value::Null).await.context("stats under load")?;
+    let unanswered = c.drain(Duration::from_secs(30));
+    let open = ask(c, "laya/stats", Value::Null).context("stats under load")?;
     let rss_under_load = crate::cli::rss_bytes();
     // What is live rather than kept by the allocator: main.rs keeps up to 512 MiB of freed heap
     // for speed (M_TRIM_THRESHOLD); hand it back and look again.
@@ -371,9 +277,8 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
     for u in &uris {
         c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
     }
-    let closed = c.request("laya/stats", Value::Null).await.context("stats after closing every document")?;
-    let lat = c.latencies.lock().unwrap().clone();
-    let pct = |k: &str| crate::cli::percentiles(lat.get(k).cloned().unwrap_or_default());
+    let closed = ask(c, "laya/stats", Value::Null).context("stats after closing every document")?;
+    let pct = |k: &str| stats::latency(c.latencies.get(k).cloned().unwrap_or_default());
     let e = |s: &Value, k: &str| s["result"]["engine"][k].as_u64().unwrap_or(0);
     Ok(json!({
         "documents": docs,
@@ -399,42 +304,37 @@ async fn load(c: &mut Client, prose: &[char], docs: usize, rate: f64, seconds: f
 
 /// Runs every phase and returns the report.
 pub fn run(s: Stress, prose: String) -> anyhow::Result<Value> {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    rt.block_on(async move {
-        let mut report = json!({"seed": s.seed});
-        let mut sync = vec![];
-        for (i, enc) in ["utf-16", "utf-8", "utf-32"].into_iter().enumerate() {
-            let t = Instant::now();
-            let (edits, compared, mismatches) = fuzz_sync(enc, s.fuzz_edits, s.fuzz_seconds, s.seed + i as u64).await?;
-            sync.push(
-                json!({"encoding": enc, "edits": edits, "comparisons": compared, "mismatches": mismatches, "seconds": t.elapsed().as_secs_f64()}),
-            );
-        }
-        report["sync"] = json!(sync);
-
-        let mut c = Client::start(&["utf-16"]).await?;
+    let mut report = json!({"seed": s.seed});
+    let mut sync = vec![];
+    for (i, enc) in ["utf-16", "utf-8", "utf-32"].into_iter().enumerate() {
         let t = Instant::now();
-        c.wait_for_model().await.context("waiting for the model")?;
-        report["model_load_ms"] = json!(t.elapsed().as_secs_f64() * 1e3);
-        let t = Instant::now();
-        report["bad_input"] = json!(bad_input(&mut c).await?);
-        report["bad_input_seconds"] = json!(t.elapsed().as_secs_f64());
+        let (edits, compared, mismatches) = fuzz_sync(enc, s.fuzz_edits, s.fuzz_seconds, s.seed + i as u64)?;
+        sync.push(json!({"encoding": enc, "edits": edits, "comparisons": compared, "mismatches": mismatches, "seconds": t.elapsed().as_secs_f64()}));
+    }
+    report["sync"] = json!(sync);
 
-        let prose: Vec<char> = prose.chars().collect();
-        if prose.is_empty() {
-            bail!("the prose to type is empty");
-        }
-        let mut loads = vec![];
-        for (i, rate) in [TYPIST_CHARS_PER_S, 10.0 * TYPIST_CHARS_PER_S].into_iter().enumerate() {
-            loads.push(load(&mut c, &prose, s.docs, rate, s.load_seconds, s.seed + 10 + i as u64).await?);
-        }
-        report["load"] = json!(loads);
-        report["errors_by_code"] = json!(c.errors.lock().unwrap().clone());
-        report["messages"] = json!(c.messages.lock().unwrap().clone());
-        report["diagnostics_published"] = json!(*c.diagnostics.lock().unwrap());
-        c.stop().await;
-        report["peak_rss_bytes"] = json!(crate::cli::peak_rss_bytes());
-        report["load_average"] = json!(crate::cli::load_average());
-        Ok(report)
-    })
+    let (mut c, service) = client::start(&["utf-16"])?;
+    let t = Instant::now();
+    client::wait_for_model(&mut c)?;
+    report["model_load_ms"] = json!(t.elapsed().as_secs_f64() * 1e3);
+    let t = Instant::now();
+    report["bad_input"] = json!(bad_input(&mut c)?);
+    report["bad_input_seconds"] = json!(t.elapsed().as_secs_f64());
+
+    let prose: Vec<char> = prose.chars().collect();
+    if prose.is_empty() {
+        bail!("the prose to type is empty");
+    }
+    let mut loads = vec![];
+    for (i, rate) in [TYPIST_CHARS_PER_S, 10.0 * TYPIST_CHARS_PER_S].into_iter().enumerate() {
+        loads.push(load(&mut c, &prose, s.docs, rate, s.load_seconds, s.seed + 10 + i as u64)?);
+    }
+    report["load"] = json!(loads);
+    report["errors_by_code"] = json!(c.errors);
+    report["messages"] = json!(c.messages);
+    report["diagnostics_published"] = json!(c.diagnostics_published);
+    service.stop(c)?;
+    report["peak_rss_bytes"] = json!(crate::cli::peak_rss_bytes());
+    report["load_average"] = json!(crate::cli::load_average());
+    Ok(report)
 }

@@ -23,10 +23,7 @@ pub fn repo() -> PathBuf {
 /// The default model where `make model` puts it (the tests read the environment themselves,
 /// as the binary does).
 pub fn default_model_path() -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache"));
+    let cache = laya_model::xdg_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"), ".cache").expect("$HOME is set");
     let p = laya_model::default_model_path_in(&cache);
     assert!(p.exists(), "the default model is missing at {}: run `make model`", p.display());
     p
