@@ -5,6 +5,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 
+import manifest from '../package.json';
+
 /** The keys `laya serve` accepts; it rejects any other key, so only these are ever sent. */
 export const SERVER_KEYS = [
     'ghostText',
@@ -22,18 +24,32 @@ export const SERVER_KEYS = [
     'workAhead',
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
-export type ServerSettings = Partial<Record<ServerKey, boolean | number | string | string[]>>;
+export type ServerSettings = Partial<Record<ServerKey, boolean | number | string | string[] | null>>;
 
 const BOOLEANS: ServerKey[] = ['ghostText', 'completion', 'diagnostics', 'workAhead'];
 const PATHS: ServerKey[] = ['modelPath', 'lexiconPath', 'userDictionary'];
-/** Numbers and the ranges the server allows (it refuses to start on a value outside them). */
-const NUMBERS: Partial<Record<ServerKey, [number, number, boolean]>> = {
-    memoryBudgetMb: [1, 65536, true],
-    threshold: [0, 1, false],
-    debounceMs: [0, 10000, true],
-    latencyBudgetMs: [1, 60000, true],
-};
-const SEVERITIES = ['error', 'warning', 'information', 'hint'];
+
+/** A setting as package.json declares it. */
+interface Declared {
+    type?: string;
+    minimum?: number;
+    maximum?: number;
+    enum?: string[];
+}
+const DECLARED = manifest.contributes.configuration.properties as Record<string, Declared>;
+
+/** Numbers and the ranges the server allows (it refuses to start on a value outside them), as
+ * package.json declares them; the server's tests check those are its own (settings.rs). */
+const NUMBERS: Partial<Record<ServerKey, [number, number, boolean]>> = Object.fromEntries(
+    SERVER_KEYS.flatMap((key) => {
+        const d = DECLARED[`laya.${key}`];
+        if (d?.type !== 'number' && d?.type !== 'integer') {
+            return [];
+        }
+        return [[key, [d.minimum ?? -Infinity, d.maximum ?? Infinity, d.type === 'integer']]];
+    }),
+);
+const SEVERITIES = DECLARED['laya.diagnosticSeverity'].enum ?? [];
 
 /** The languages the server works in when `laya.languages` is not set (its own default). */
 export const DEFAULT_LANGUAGES = ['markdown', 'plaintext', 'gitcommit', 'latex', 'restructuredtext'];
@@ -89,16 +105,22 @@ export interface SettingValue {
 
 /** The settings to send to the server (initializationOptions and didChangeConfiguration):
  * only keys the user set, with non-empty and valid values. Anything invalid is left out (the
- * server would refuse all of them) and said in `problems`. */
+ * server would refuse all of them) and said in `problems`. With `unsetAsNull` (a change), a key
+ * the user does not set is sent as null, which puts it back to the server's default: the server
+ * merges a change into what it has, so a setting removed in VS Code must be said. */
 export function serverSettings(
     read: (key: ServerKey) => SettingValue,
     ctx: PathContext,
+    unsetAsNull = false,
 ): { settings: ServerSettings; problems: string[] } {
     const settings: ServerSettings = {};
     const problems: string[] = [];
     for (const key of SERVER_KEYS) {
         const { value, set } = read(key);
         if (!set || value === undefined || value === null || value === '') {
+            if (unsetAsNull) {
+                settings[key] = null;
+            }
             continue;
         }
         if (BOOLEANS.includes(key)) {

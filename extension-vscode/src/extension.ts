@@ -56,8 +56,9 @@ function pathContext(): PathContext {
     return { workspaceFolder: vscode.workspace.workspaceFolders?.[0]?.uri.fsPath };
 }
 
-/** The `laya.*` settings for the server, and what was wrong with any left out. */
-function readSettings(): { settings: ServerSettings; problems: string[] } {
+/** The `laya.*` settings for the server, and what was wrong with any left out; for a change
+ * (`unsetAsNull`), the keys not set as null (back to the server's default). */
+function readSettings(unsetAsNull = false): { settings: ServerSettings; problems: string[] } {
     const cfg = vscode.workspace.getConfiguration('laya');
     return serverSettings((key: ServerKey) => {
         const i = cfg.inspect(key);
@@ -65,7 +66,7 @@ function readSettings(): { settings: ServerSettings; problems: string[] } {
             i !== undefined &&
             (i.globalValue !== undefined || i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined);
         return { value: cfg.get(key), set };
-    }, pathContext());
+    }, pathContext(), unsetAsNull);
 }
 
 function ghostEnabled(): boolean {
@@ -323,7 +324,7 @@ class Laya implements vscode.Disposable {
         if (!e.affectsConfiguration('laya') || e.affectsConfiguration('laya.trace')) {
             return;
         }
-        const { settings, problems } = readSettings();
+        const { settings, problems } = readSettings(true);
         this.reportProblems(problems);
         const client = this.client;
         if (!client || client.state !== State.Running) {

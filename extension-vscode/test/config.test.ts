@@ -53,6 +53,14 @@ test('only keys the user set are sent, all of them known to the server', () => {
     assert.equal(all.settings.memoryBudgetMb, 128);
 });
 
+test('a change says the keys the user does not set as null, back to the default', () => {
+    const { settings } = serverSettings(reader({ threshold: 0.3, modelPath: '' }), ctx, true);
+    assert.deepEqual(Object.keys(settings).sort(), [...SERVER_KEYS].sort());
+    assert.equal(settings.threshold, 0.3);
+    assert.equal(settings.modelPath, null);
+    assert.equal(settings.debounceMs, null);
+});
+
 test('empty and invalid values are left out, and said', () => {
     const { settings, problems } = serverSettings(
         reader({ modelPath: '', languages: [], threshold: 2, diagnosticSeverity: 'loud', debounceMs: -1, ghostText: 'yes' }),

@@ -43,6 +43,29 @@ pub struct Settings {
     pub work_ahead: bool,
 }
 
+/// A numeric setting's allowed values, inclusive.
+#[derive(Debug)]
+pub struct Limit {
+    pub key: &'static str,
+    pub min: f64,
+    pub max: f64,
+    /// Whole numbers only ("integer" in a JSON schema).
+    pub integer: bool,
+}
+
+/// The numeric settings' ranges: the one definition. The VS Code extension's package.json (which
+/// its settings code reads them from) and docs/settings.md are checked against it by the tests
+/// below.
+pub const LIMITS: [Limit; 4] = [
+    Limit { key: "memoryBudgetMb", min: 1.0, max: 65536.0, integer: true },
+    Limit { key: "threshold", min: 0.0, max: 1.0, integer: false },
+    Limit { key: "latencyBudgetMs", min: 1.0, max: 60000.0, integer: true },
+    Limit { key: "debounceMs", min: 0.0, max: 10000.0, integer: true },
+];
+
+/// `diagnosticSeverity`'s values.
+pub const SEVERITIES: [&str; 4] = ["error", "warning", "information", "hint"];
+
 impl Default for Settings {
     fn default() -> Self {
         Self {
@@ -69,20 +92,23 @@ impl Settings {
         if v.is_null() {
             return Ok(Self::default());
         }
-        let s: Settings = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
-        if !(0.0..=1.0).contains(&s.threshold) {
-            return Err(format!("threshold must be between 0 and 1, not {}", s.threshold));
+        let s: Settings = serde_json::from_value(v.clone()).map_err(|e| {
+            // serde names a bad value's type but not its key: find the key by trying each alone.
+            let bad =
+                v.as_object().into_iter().flatten().find(|(k, x)| serde_json::from_value::<Settings>(serde_json::json!({ k.as_str(): x })).is_err());
+            match bad {
+                Some((k, _)) if !e.to_string().contains(k.as_str()) => format!("{k}: {e}"),
+                _ => e.to_string(),
+            }
+        })?;
+        let as_json = serde_json::to_value(&s).map_err(|e| e.to_string())?;
+        for l in &LIMITS {
+            let v = as_json[l.key].as_f64().unwrap_or(f64::NAN);
+            if !(l.min..=l.max).contains(&v) {
+                return Err(format!("{} must be between {} and {}, not {v}", l.key, l.min, l.max));
+            }
         }
-        if s.memory_budget_mb == 0 || s.memory_budget_mb > 64 * 1024 {
-            return Err(format!("memoryBudgetMb must be between 1 and 65536, not {}", s.memory_budget_mb));
-        }
-        if s.latency_budget_ms == 0 || s.latency_budget_ms > 60_000 {
-            return Err(format!("latencyBudgetMs must be between 1 and 60000, not {}", s.latency_budget_ms));
-        }
-        if s.debounce_ms > 10_000 {
-            return Err("debounceMs must be at most 10000".into());
-        }
-        if !["error", "warning", "information", "hint"].contains(&s.diagnostic_severity.as_str()) {
+        if !SEVERITIES.contains(&s.diagnostic_severity.as_str()) {
             return Err(format!("diagnosticSeverity must be error, warning, information or hint, not {:?}", s.diagnostic_severity));
         }
         for (name, p) in [("modelPath", &s.model_path), ("lexiconPath", &s.lexicon_path), ("userDictionary", &s.user_dictionary)] {
@@ -195,6 +221,55 @@ mod tests {
         assert!(Settings::from_value(&serde_json::json!({"threshold": 2})).unwrap_err().contains("threshold"));
         assert!(Settings::from_value(&serde_json::json!({"bogus": 1})).unwrap_err().contains("bogus"));
         assert!(Settings::from_value(&serde_json::json!({"modelPath": "rel/path"})).unwrap_err().contains("absolute"));
+    }
+
+    #[test]
+    fn every_limit_is_enforced() {
+        for l in &LIMITS {
+            let json = |v: f64| if l.integer { serde_json::json!({ l.key: v as i64 }) } else { serde_json::json!({ l.key: v }) };
+            for v in [l.min - 1.0, l.max + 1.0] {
+                let e = Settings::from_value(&json(v)).unwrap_err();
+                assert!(e.contains(l.key), "{e}");
+            }
+            for v in [l.min, l.max] {
+                Settings::from_value(&json(v)).unwrap();
+            }
+        }
+    }
+
+    /// The extension's package.json and docs/settings.md say what this file says: every key
+    /// with its default, the numbers' ranges and types, the severities.
+    #[test]
+    fn the_extension_and_the_docs_agree_with_these_settings() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let manifest: Value = serde_json::from_str(&std::fs::read_to_string(root.join("extension-vscode/package.json")).unwrap()).unwrap();
+        let props = &manifest["contributes"]["configuration"]["properties"];
+        let docs = std::fs::read_to_string(root.join("docs/settings.md")).unwrap();
+        let defaults = serde_json::to_value(Settings::default()).unwrap();
+        for (key, default) in defaults.as_object().unwrap() {
+            let p = &props[format!("laya.{key}")];
+            assert!(p.is_object(), "package.json has no laya.{key}");
+            // Paths default to "" there: unset, the server's own default.
+            let want = if default.is_null() { Value::String(String::new()) } else { default.clone() };
+            let same = match (p["default"].as_f64(), want.as_f64()) {
+                (Some(a), Some(b)) => a == b,
+                _ => p["default"] == want,
+            };
+            assert!(same, "laya.{key}'s default in package.json is {}, not {want}", p["default"]);
+            let row =
+                docs.lines().find(|l| l.starts_with(&format!("| `{key}` |"))).unwrap_or_else(|| panic!("docs/settings.md has no row for {key}"));
+            if !default.is_null() && !default.is_array() {
+                assert!(row.contains(&format!("`{default}`")), "docs/settings.md's default for {key}: {row}");
+            }
+        }
+        for l in &LIMITS {
+            let p = &props[format!("laya.{}", l.key)];
+            assert_eq!((p["minimum"].as_f64(), p["maximum"].as_f64()), (Some(l.min), Some(l.max)), "laya.{}'s range in package.json", l.key);
+            assert_eq!(p["type"], if l.integer { "integer" } else { "number" }, "laya.{}'s type in package.json", l.key);
+            let row = docs.lines().find(|r| r.starts_with(&format!("| `{}` |", l.key))).unwrap();
+            assert!(row.contains(&format!("| {} to {} |", l.min, l.max)), "docs/settings.md's range for {}: {row}", l.key);
+        }
+        assert_eq!(props["laya.diagnosticSeverity"]["enum"], serde_json::json!(SEVERITIES));
     }
 
     #[test]
