@@ -4,7 +4,7 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref bench-peers build demo test lint bench stress clean lexicon extension-zed extension-vscode
+.PHONY: all bootstrap model pyref bench-peers spell-peers build demo test lint bench stress clean lexicon extension-zed extension-vscode
 
 all: build
 
@@ -28,13 +28,17 @@ pyref: bootstrap
 bench-peers: pyref
 	@LAYA_JOBS=$${LAYA_JOBS:-2} tests/reference/build-llamacpp.sh >/dev/null
 
+# GNU Aspell, Hunspell, Harper and CSpell for `laya eval --peer` (.deps/peers; Debian packages).
+spell-peers:
+	@scripts/spell-peers.sh
+
 build: bootstrap
 	$(CARGO) build --release --locked
 
 demo: build
 	@scripts/demo.sh $(LAYA)
 
-test: build pyref bench-peers
+test: build pyref bench-peers spell-peers
 	@scripts/test-deps.sh
 	$(CARGO) test --release --locked --workspace
 	@scripts/test-zed-extension.sh

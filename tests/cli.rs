@@ -285,6 +285,34 @@ fn eval_reports_well_formed_numbers_on_the_samples() {
     assert!(v["next_word"]["words"].as_u64().unwrap() > 5, "{v}");
 }
 
+/// `--peer` runs the real spell checkers (`make spell-peers`) on the same items: a line with two
+/// labelled errors is one text, and a flag on either is no false alarm.
+#[test]
+fn eval_runs_the_peers_on_the_same_items() {
+    let dir = tempfile::tempdir().unwrap();
+    let typos = dir.path().join("t.tsv");
+    std::fs::write(&typos, "recieve\treceive\nbeleive\tbelieve\n").unwrap();
+    let v = json_any(&["eval", "typos", "--json", "--peer", "aspell", "--peer", "hunspell", typos.to_str().unwrap()]);
+    for peer in ["aspell", "hunspell"] {
+        assert_eq!(v["peers"][peer]["top1"], 1.0, "{v}");
+        assert!(v["peers"][peer]["version"].as_str().unwrap().contains("really"), "{v}");
+    }
+    let cases = dir.path().join("c.jsonl");
+    let line = "I recieved teh letter yesterday.";
+    let rec = |s: usize, e: usize, c: &str| serde_json::json!({"text": line, "start": s, "end": e, "correct": c}).to_string();
+    std::fs::write(
+        &cases,
+        format!("{}\n{}\n{}\n", rec(2, 10, "received"), rec(11, 14, "the"), serde_json::json!({"text": "A clean line of prose."})),
+    )
+    .unwrap();
+    let v = json_any(&["eval", "context", "--json", "--peer", "harper", "--peer", "cspell", cases.to_str().unwrap()]);
+    assert_eq!((v["texts"].as_u64(), v["errors"].as_u64()), (Some(2), Some(2)), "{v}");
+    assert_eq!(v["peers"]["harper"]["detection_recall"], 1.0, "{v}");
+    assert_eq!(v["peers"]["harper"]["false_alarms"], 0, "{v}");
+    assert!(v["peers"]["cspell"]["detection_recall"].as_f64().unwrap() >= 0.5, "{v}");
+    fails_with(&["eval", "typos", "--peer", "harper", typos.to_str().unwrap()], &[], &["checks text", "eval context"]);
+}
+
 #[test]
 fn eval_says_which_line_is_bad() {
     let dir = tempfile::tempdir().unwrap();

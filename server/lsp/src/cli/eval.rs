@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use laya_harness::stats;
 
+use super::peers::{self, Flag, Peer};
 use super::{load_model, ms, out};
 use crate::ModelArgs;
 
@@ -55,6 +56,10 @@ struct Common {
     /// Least probability for a whole next word, nothing of it typed, to show (next-word).
     #[arg(long, default_value_t = GhostOptions::default().next_threshold)]
     next_threshold: f32,
+    /// Run this spell checker on the same items and report it beside Laya (typos: aspell,
+    /// hunspell; context: harper, cspell). Repeatable. `make spell-peers` installs them.
+    #[arg(long, value_enum)]
+    peer: Vec<Peer>,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -293,6 +298,27 @@ fn typos(c: &Common) -> anyhow::Result<Value> {
         }
     }
     let n = pairs.len();
+    let mut peer_reports = serde_json::Map::new();
+    for &peer in &c.peer {
+        if !peer.for_words() {
+            bail!("--peer {} checks text, not words alone: use it with `laya eval context`", peer.name());
+        }
+        let typos: Vec<String> = pairs.iter().map(|p| p.0.clone()).collect();
+        let t = Instant::now();
+        let got = peers::suggest_words(peer, &typos)?;
+        let per_word_ms = ms(t) / n as f64;
+        let mut hits = [0usize; 3];
+        for ((_, correct), s) in pairs.iter().zip(&got) {
+            let rank = s.iter().position(|x| x.eq_ignore_ascii_case(correct));
+            for (k, top) in [1usize, 3, 5].iter().enumerate() {
+                hits[k] += rank.is_some_and(|r| r < *top) as usize;
+            }
+        }
+        peer_reports.insert(
+            peer.name().into(),
+            json!({"version": peer.version()?, "top1": ratio(hits[0], n), "top3": ratio(hits[1], n), "top5": ratio(hits[2], n), "mean_ms_per_word": per_word_ms}),
+        );
+    }
     Ok(json!({
         "eval": "typos",
         "files": c.files,
@@ -304,6 +330,7 @@ fn typos(c: &Common) -> anyhow::Result<Value> {
         "latency": stats::latency(latencies),
         "lexicon": speller.lexicon().source(),
         "lexicon_words": speller.lexicon().len(),
+        "peers": peer_reports,
         "misses": misses,
     }))
 }
@@ -314,12 +341,14 @@ struct Case {
     text: String,
     /// Where the text came from (the optional "source" field), for false alarms by kind of prose.
     source: String,
-    /// Byte range of the error, and the word meant.
-    error: Option<(usize, usize, String)>,
+    /// Byte range of each error, and the word meant: every error of the text (records with the
+    /// same text are one case), so a flag on any other word is a false alarm.
+    errors: Vec<(usize, usize, String)>,
 }
 
 fn parse_cases(c: &Common) -> anyhow::Result<Vec<Case>> {
-    let mut cases = vec![];
+    let mut cases: Vec<Case> = vec![];
+    let mut by_text: std::collections::HashMap<String, usize> = Default::default();
     for (path, text) in read(&c.files)? {
         for (n, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
@@ -344,8 +373,16 @@ fn parse_cases(c: &Common) -> anyhow::Result<Vec<Case>> {
                 }
                 _ => None,
             };
-            let source = v["source"].as_str().map_or("", |s| s.split(['/', ':']).next().unwrap_or("")).to_string();
-            cases.push(Case { text, error, source });
+            let source = v["source"].as_str().or(v["repo"].as_str()).map_or("", |s| s.split(['/', ':']).next().unwrap_or("")).to_string();
+            let i = *by_text.entry(text.clone()).or_insert_with(|| {
+                cases.push(Case { text, errors: vec![], source });
+                cases.len() - 1
+            });
+            if let Some(e) = error {
+                if !cases[i].errors.iter().any(|x| x.0 == e.0 && x.1 == e.1) {
+                    cases[i].errors.push(e);
+                }
+            }
         }
     }
     Ok(cases)
@@ -357,26 +394,15 @@ fn context(c: &Common) -> anyhow::Result<Value> {
     if cases.is_empty() {
         bail!("no cases in {:?}", c.files);
     }
+    for &peer in &c.peer {
+        if peer.for_words() {
+            bail!("--peer {} suggests for words alone: use it with `laya eval typos`", peer.name());
+        }
+    }
     let (model, _) = load_model(&c.model)?;
     let model: &Model = &model;
-    let (mut errors, mut detected, mut corrected, mut false_alarms, mut clean_words) = (0usize, 0usize, 0usize, 0usize, 0usize);
-    let (mut real_word_errors, mut real_word_detected) = (0usize, 0usize);
     let mut latencies = vec![];
-    let mut alarms = vec![];
-    let mut alarm_kinds: std::collections::BTreeMap<&str, usize> = Default::default();
-    let mut by_source: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
-    let kind_name = |k: IssueKind| match k {
-        IssueKind::Misspelling => "misspelling",
-        IssueKind::RealWord => "real_word",
-        IssueKind::Repeated => "repeated_word",
-    };
-    // The first 20 false alarms, and every real-word one: those are rare, and they are what a
-    // change to the confusion sets or their margin moves.
-    let keep_example = |alarms: &mut Vec<Value>, i: &laya_decide::Issue| {
-        if alarms.len() < 20 || i.kind != IssueKind::Misspelling {
-            alarms.push(json!({"word": i.word, "kind": kind_name(i.kind), "suggestion": i.suggestions.first().map(|x| x.word.clone())}));
-        }
-    };
+    let mut flags = vec![];
     for case in &cases {
         let mut cache = KvCache::new();
         let counts = laya_decide::word_counts(&case.text);
@@ -390,47 +416,78 @@ fn context(c: &Common) -> anyhow::Result<Value> {
             &|| false,
         )?;
         latencies.push(ms(t));
+        let kind = |k: IssueKind| match k {
+            IssueKind::Misspelling => "misspelling",
+            IssueKind::RealWord => "real_word",
+            IssueKind::Repeated => "repeated_word",
+        };
+        flags.push(
+            issues
+                .iter()
+                .map(|i| Flag { start: i.start, end: i.end, suggestion: i.suggestions.first().map(|x| x.word.clone()), kind: kind(i.kind).into() })
+                .collect::<Vec<_>>(),
+        );
+    }
+    let mut report = score_context(&cases, &flags, &speller);
+    report["eval"] = json!("context");
+    report["files"] = json!(c.files);
+    report["latency"] = stats::latency(latencies);
+    let mut peer_reports = serde_json::Map::new();
+    for &peer in &c.peer {
+        let texts: Vec<String> = cases.iter().map(|c| c.text.clone()).collect();
+        let t = Instant::now();
+        let flags = peers::check_texts(peer, &texts)?;
+        let mut r = score_context(&cases, &flags, &speller);
+        r["version"] = json!(peer.version()?);
+        r["mean_ms_per_text"] = json!(ms(t) / texts.len() as f64);
+        peer_reports.insert(peer.name().into(), r);
+    }
+    report["peers"] = Value::Object(peer_reports);
+    Ok(report)
+}
+
+/// Scores what a checker flagged in each case: errors found (any flag overlapping an error),
+/// first suggestions right, real-word errors found (an error that is itself a word of the
+/// lexicon), false alarms (flags on no error) per 1,000 words that are not errors.
+fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Value {
+    let (mut errors, mut detected, mut corrected, mut false_alarms, mut clean_words) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut real_word_errors, mut real_word_detected) = (0usize, 0usize);
+    let mut alarms = vec![];
+    let mut alarm_kinds: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut by_source: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
+    for (case, flags) in cases.iter().zip(flags) {
         let n_words = words(&case.text).len();
-        let before = false_alarms;
-        match &case.error {
-            Some((s, e, correct)) => {
-                errors += 1;
-                let real = speller.is_known(&case.text[*s..*e]);
-                real_word_errors += real as usize;
-                clean_words += n_words.saturating_sub(1);
-                let hit = issues.iter().find(|i| i.start < *e && *s < i.end);
-                if let Some(i) = hit {
-                    detected += 1;
-                    real_word_detected += (i.kind != IssueKind::Misspelling) as usize;
-                    // Right when it makes the same text as the correction (a doubled word's fix
-                    // deletes " the" where the set may replace "the the" with "the").
-                    let fixed = |s: usize, e: usize, w: &str| format!("{}{w}{}", &case.text[..s], &case.text[e..]).to_lowercase();
-                    if i.suggestions.first().is_some_and(|x| fixed(i.start, i.end, &x.word) == fixed(*s, *e, correct)) {
-                        corrected += 1;
-                    }
-                }
-                for i in issues.iter().filter(|i| !(i.start < *e && *s < i.end)) {
-                    false_alarms += 1;
-                    *alarm_kinds.entry(kind_name(i.kind)).or_default() += 1;
-                    keep_example(&mut alarms, i);
-                }
+        let words_clean = n_words.saturating_sub(case.errors.len());
+        clean_words += words_clean;
+        for (s, e, correct) in &case.errors {
+            errors += 1;
+            let real = speller.is_known(&case.text[*s..*e]);
+            real_word_errors += real as usize;
+            let Some(f) = flags.iter().find(|f| f.start < *e && *s < f.end) else { continue };
+            detected += 1;
+            real_word_detected += real as usize;
+            // Right when it makes the same text as the correction (a doubled word's fix
+            // deletes " the" where the set may replace "the the" with "the").
+            let fixed = |s: usize, e: usize, w: &str| format!("{}{w}{}", &case.text[..s], &case.text[e..]).to_lowercase();
+            if f.suggestion.as_deref().is_some_and(|w| fixed(f.start, f.end, w) == fixed(*s, *e, correct)) {
+                corrected += 1;
             }
-            None => {
-                clean_words += n_words;
-                false_alarms += issues.len();
-                for i in &issues {
-                    *alarm_kinds.entry(kind_name(i.kind)).or_default() += 1;
-                    keep_example(&mut alarms, i);
-                }
+        }
+        let wrong: Vec<&Flag> = flags.iter().filter(|f| !case.errors.iter().any(|(s, e, _)| f.start < *e && *s < f.end)).collect();
+        false_alarms += wrong.len();
+        for f in &wrong {
+            *alarm_kinds.entry(f.kind.clone()).or_default() += 1;
+            // The first 20 false alarms, and every one that is not a misspelling: those are rare,
+            // and they are what a change to the real-word checks moves.
+            if alarms.len() < 20 || f.kind != "misspelling" {
+                alarms.push(json!({"word": case.text.get(f.start..f.end).unwrap_or(""), "kind": f.kind, "suggestion": f.suggestion}));
             }
         }
         let e = by_source.entry(case.source.clone()).or_default();
-        e.0 += false_alarms - before;
-        e.1 += if case.error.is_some() { n_words.saturating_sub(1) } else { n_words };
+        e.0 += wrong.len();
+        e.1 += words_clean;
     }
-    Ok(json!({
-        "eval": "context",
-        "files": c.files,
+    json!({
         "texts": cases.len(),
         "errors": errors,
         "detection_recall": ratio(detected, errors),
@@ -445,15 +502,14 @@ fn context(c: &Common) -> anyhow::Result<Value> {
             .iter()
             .map(|(k, (fa, w))| (k.clone(), json!({"false_alarms": fa, "words": w, "per_1000": 1000.0 * ratio(*fa, *w)})))
             .collect::<serde_json::Map<_, _>>(),
-        "latency": stats::latency(latencies),
         "false_alarm_examples": alarms,
-    }))
+    })
 }
 
 fn table(report: &Value) -> anyhow::Result<()> {
     let Some(obj) = report.as_object() else { return Ok(()) };
     for (k, v) in obj {
-        if matches!(k.as_str(), "misses" | "false_alarm_examples") {
+        if matches!(k.as_str(), "misses" | "false_alarm_examples" | "peers") {
             continue;
         }
         let shown = match v {
@@ -469,6 +525,30 @@ fn table(report: &Value) -> anyhow::Result<()> {
             other => other.to_string(),
         };
         out(&format!("{k:<28} {shown}"))?;
+    }
+    side_by_side(report)
+}
+
+/// Laya and each peer on the same items, the measures both have, one column each.
+fn side_by_side(report: &Value) -> anyhow::Result<()> {
+    let Some(peers) = report["peers"].as_object().filter(|p| !p.is_empty()) else { return Ok(()) };
+    let keys = ["top1", "top3", "top5", "detection_recall", "real_word_recall", "correction_accuracy", "false_alarms_per_1000_words"];
+    let mut header = format!("{:<28} {:>9}", "side by side, same items", "laya");
+    for name in peers.keys() {
+        header += &format!(" {name:>9}");
+    }
+    out("")?;
+    out(&header)?;
+    for k in keys.iter().filter(|k| report.get(**k).is_some()) {
+        let cell = |v: &Value| v.as_f64().map_or("-".to_string(), |f| format!("{f:.3}"));
+        let mut row = format!("{k:<28} {:>9}", cell(&report[*k]));
+        for p in peers.values() {
+            row += &format!(" {:>9}", cell(&p[*k]));
+        }
+        out(&row)?;
+    }
+    for (name, p) in peers {
+        out(&format!("{name}: {}", p["version"].as_str().unwrap_or("")))?;
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ pub mod check;
 pub mod complete;
 pub mod doctor;
 pub mod eval;
+pub mod peers;
 pub mod rank;
 pub mod stress;
 

@@ -104,7 +104,7 @@ impl Settings {
         let as_json = serde_json::to_value(&s).map_err(|e| e.to_string())?;
         for l in &LIMITS {
             let v = as_json[l.key].as_f64().unwrap_or(f64::NAN);
-            if !(l.min..=l.max).contains(&v) {
+            if !(l.min..=l.max).contains(&v) || (l.integer && v.fract() != 0.0) {
                 return Err(format!("{} must be between {} and {}, not {v}", l.key, l.min, l.max));
             }
         }
