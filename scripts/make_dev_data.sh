@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates data/dev/typos/*.tsv and data/dev/prose/*.txt (scripts/make_dev_data.py), then
+# Regenerates data/dev/typos/*.tsv and data/dev/prose/*.txt (scripts/make_dev_data.py), the speller's
+# error model server/decide/data/error-model.tsv (scripts/make_error_model.py), then
 # data/dev/context/*.jsonl (scripts/make_context_errors.py). Sources: see data/README.md.
 # Needs the lexicon (scripts/lexicon.sh, run first), the codespell 2.4.3 wheel (PyPI, sha256
 # pinned) and the crates of Cargo.lock in cargo's registry (`cargo fetch`).
@@ -28,6 +29,9 @@ cargo fetch --quiet --locked || echo "make_dev_data: note: cargo fetch failed; u
 
 "$PY" scripts/make_dev_data.py --lexicon .deps/lexicon/en.tsv --codespell "$tmp/dictionary.txt" \
   --brotli-sdist "$DL/brotli-1.2.1.tar.gz" --pydoc "$pydoc" --crates "$crates" --out data/dev
+# The speller's learned error model, from the codespell pairs the sets above did not take.
+"$PY" scripts/make_error_model.py --codespell "$tmp/dictionary.txt" --exclude data/dev/typos/*.tsv \
+  --out server/decide/data/error-model.tsv
 "$PY" scripts/make_context_errors.py --prose data/dev/prose --lexicon .deps/lexicon/en.tsv \
   --out data/dev/context/context-errors.jsonl
 

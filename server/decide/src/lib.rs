@@ -2,6 +2,7 @@
 //! types. No LSP, no JSON: the `laya` crate converts these at its edge.
 
 mod complete;
+mod errors;
 mod ghost;
 mod lexicon;
 mod rank;

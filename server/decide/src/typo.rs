@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use laya_model::{KvCache, Model};
 use laya_text::{prose_mask, words};
 
+use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon};
 use crate::{DecideError, Result};
 
@@ -145,11 +146,14 @@ pub struct SpellerOptions {
     /// log-probs come free with the context's prefill; the batched forward they save is most of
     /// a re-check's time ("to", "of", "and" are in confusion sets). Infinite turns it off.
     pub uncontested_nats: f32,
+    /// Weight of the learned error model's log-likelihood beside the word's log prior when a
+    /// word is ranked on its own (see `errors.rs`); 0 ranks by the hand-set edit costs alone.
+    pub channel_weight: f32,
 }
 
 impl Default for SpellerOptions {
     fn default() -> Self {
-        Self { real_word_margin: 4.0, common_prior_nats: 1.5, uncontested_nats: 8.0 }
+        Self { real_word_margin: 4.0, common_prior_nats: 1.5, uncontested_nats: 8.0, channel_weight: 2.0 }
     }
 }
 
@@ -279,11 +283,13 @@ impl Speller {
     /// The `n` best words near `typed` on their own, written in its case: (word, edit cost,
     /// prior minus the error model's penalty), best first, each word once.
     fn ranked_alone(&self, typed: &str, n: usize) -> Vec<(String, f32, f32)> {
+        let w = self.opts.channel_weight;
+        let channel = |word: &str, cost: f32| if w > 0.0 { w * ErrorModel::builtin().log_likelihood(typed, word) } else { -LAMBDA_ALONE * cost };
         let mut near: Vec<(String, f32, f32)> = self
             .lexicon
             .near(typed, MAX_COST)
             .into_iter()
-            .map(|c| (match_case(&c.word, typed), c.cost, c.log_prior - LAMBDA_ALONE * c.cost))
+            .map(|c| (match_case(&c.word, typed), c.cost, c.log_prior + channel(&c.word, c.cost)))
             .collect();
         near.sort_by(|a, b| b.2.total_cmp(&a.2));
         let mut seen = HashSet::new();

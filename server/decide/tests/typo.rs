@@ -74,3 +74,14 @@ fn words_scored_while_typing_leave_the_check_nothing_to_compute_and_the_same_iss
     assert!(matches!(other.check_ahead(&model, &mut fork, &text, window.len(), &stop), Err(laya_decide::DecideError::Interrupted)));
     assert!(other.check_ahead(&model, &mut KvCache::new(), "né", 2, &never).is_err(), "a context length inside a character is refused");
 }
+
+/// Words alone are ranked by the lexicon's prior and the learned error model: a doubled letter
+/// written once or a dropped letter is a likelier slip than a different word's worth of change.
+#[test]
+fn words_alone_rank_the_likelier_slip_first() {
+    let s = speller();
+    for (typed, meant) in [("analogicaly", "analogically"), ("annoint", "anoint"), ("recieve", "receive"), ("seperate", "separate")] {
+        let got = s.suggest(typed, 5);
+        assert_eq!(got.first().map(|c| c.word.as_str()), Some(meant), "{typed}: {got:?}");
+    }
+}

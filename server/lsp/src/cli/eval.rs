@@ -102,6 +102,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_REAL_WORD_MARGIN", &mut o.real_word_margin),
         ("LAYA_COMMON_PRIOR_NATS", &mut o.common_prior_nats),
         ("LAYA_CONTESTED_NATS", &mut o.uncontested_nats),
+        ("LAYA_CHANNEL_WEIGHT", &mut o.channel_weight),
     ] {
         if let Ok(v) = std::env::var(var) {
             *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;
@@ -259,7 +260,7 @@ fn accepted_part(insert: &str, rest: &str) -> (usize, usize) {
 // ---------------------------------------------------------------------------------------------
 
 fn typos(c: &Common) -> anyhow::Result<Value> {
-    let speller = load_speller(c.lexicon.as_deref())?;
+    let speller = load_speller_with(c.lexicon.as_deref(), tuning_from_env()?)?;
     let mut pairs = vec![];
     for (path, text) in read(&c.files)? {
         for (n, line) in text.lines().enumerate() {
