@@ -1,10 +1,8 @@
 //! `laya serve`'s language service inside this process, for `laya stress` and `laya bench
 //! --replay`: the same service and frame guard on its own runtime thread, over a pair of OS
-//! pipes as `laya serve` has stdin and stdout, driven by laya-harness's client (the test
+//! pipes read and written as `laya serve` reads stdin and writes stdout (`on_threads`), driven by laya-harness's client (the test
 //! suite's). In process, so the harness can read and trim the server's memory.
 
-use std::fs::File;
-use std::os::fd::OwnedFd;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -24,9 +22,9 @@ pub fn start(encodings: &[&str]) -> anyhow::Result<(Client, InProcess)> {
     let (service, socket, engine) = super::service(None);
     let thread = std::thread::Builder::new().name("laya-service".into()).spawn(move || {
         let Ok(rt) = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() else { return };
-        let input = tokio::fs::File::from_std(File::from(OwnedFd::from(server_in)));
-        let output = tokio::fs::File::from_std(File::from(OwnedFd::from(server_out)));
+        let (input, output, writer) = super::on_threads(rt.handle(), server_in, server_out);
         rt.block_on(super::serve_on(input, output, service, socket));
+        let _ = writer.join();
         rt.shutdown_background();
     })?;
     let mut c = Client::connect(client_in, client_out);
