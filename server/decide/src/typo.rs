@@ -19,6 +19,13 @@ const MAX_COST: f32 = 2.0;
 const LAMBDA_ALONE: f32 = 5.0;
 /// The same beside the model's log-probability in context.
 const LAMBDA_CONTEXT: f32 = 2.5;
+/// A capitalized unknown word inside a sentence is taken for a name unless it has at least
+/// NAME_SLIP_LETTERS letters and a lowercase word at most NAME_SLIP_COST away (one slip) and at
+/// least NAME_SLIP_PRIOR common (ln prior; about the 25,000 commonest words) is near it. Short
+/// ones are too often names one slip from a word ("Folyd", a user name in a changelog: "fold").
+const NAME_SLIP_LETTERS: usize = 6;
+const NAME_SLIP_COST: f32 = 1.0;
+const NAME_SLIP_PRIOR: f32 = -14.0;
 /// Candidates of a misspelling the model scores in context.
 const CONTEXT_CANDIDATES: usize = 10;
 /// Words of right context appended to every candidate.
@@ -613,7 +620,10 @@ impl Speller {
         }
         let first_upper = word.chars().next().is_some_and(char::is_uppercase);
         if first_upper && !self.lexicon.contains(word) && !sentence_start(text, start) {
-            return true; // a name
+            // A name, unless it is one slip from a common lowercase word: "Pacakges",
+            // "Aquisition" are capitalized misspellings, not names.
+            let slip_of_common = |n: &crate::lexicon::Near| n.log_prior > NAME_SLIP_PRIOR && n.word.chars().all(|c| !c.is_uppercase());
+            return letters < NAME_SLIP_LETTERS || !self.lexicon.near(word, NAME_SLIP_COST).iter().any(slip_of_common);
         }
         // Non-ASCII words are outside an English lexicon's reach.
         !word.is_ascii() && !self.lexicon.contains(word)

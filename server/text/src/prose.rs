@@ -1,6 +1,6 @@
 //! Which parts of a text are prose: words, and the spans a writing assistant must leave alone
-//! (front matter, fenced code, inline code, math, URLs, e-mail addresses, HTML tags, link targets,
-//! LaTeX commands).
+//! (front matter, fenced code, inline code, math, URLs, e-mail addresses, @mentions, HTML tags,
+//! link targets, LaTeX commands).
 
 use std::ops::Range;
 
@@ -172,6 +172,13 @@ fn inline_spans(line: &str, base: usize, ex: &mut Vec<Range<usize>>) {
             i += len.max(1);
             continue;
         }
+        // @mentions of people and teams ("Thanks to @matklad and @rust-lang/libs"): handles, not words.
+        if b[i] == b'@' && b.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric()) {
+            let len = 1 + rest[1..].find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '/'))).unwrap_or(rest.len() - 1);
+            ex.push(base + i..base + i + len);
+            i += len;
+            continue;
+        }
         // ](link target) and <tag ...>
         if rest.starts_with("](") {
             if let Some(close) = rest.find(')') {
@@ -233,6 +240,7 @@ mod tests {
         assert_eq!(excluded("Use `cargo tset` now"), ["`cargo tset`"]);
         assert_eq!(excluded("See https://exmaple.com/x. Then"), ["https://exmaple.com/x."]);
         assert_eq!(excluded("Mail bob@exmaple.org today"), ["bob@exmaple.org"]);
+        assert_eq!(excluded("Thanks to @matklad, @oli-obk and @rust-lang/libs. At @ noon"), ["@matklad", "@oli-obk", "@rust-lang/libs"]);
         assert_eq!(excluded("Let $x_i$ be; it costs $5 and $6."), ["$x_i$"]);
         assert_eq!(excluded("---\ntitle: x\n---\nText"), ["---\ntitle: x\n---\n"]);
         assert_eq!(excluded("a\n```\nfn mian() {}\n```\nb"), ["```\nfn mian() {}\n```\n"]);

@@ -454,6 +454,7 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
     let (mut errors, mut detected, mut corrected, mut false_alarms, mut clean_words) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let (mut real_word_errors, mut real_word_detected) = (0usize, 0usize);
     let mut alarms = vec![];
+    let mut missed = vec![];
     let mut alarm_kinds: std::collections::BTreeMap<String, usize> = Default::default();
     let mut by_source: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for (case, flags) in cases.iter().zip(flags) {
@@ -464,7 +465,10 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
             errors += 1;
             let real = speller.is_known(&case.text[*s..*e]);
             real_word_errors += real as usize;
-            let Some(f) = flags.iter().find(|f| f.start < *e && *s < f.end) else { continue };
+            let Some(f) = flags.iter().find(|f| f.start < *e && *s < f.end) else {
+                missed.push(json!({"error": &case.text[*s..*e], "correct": correct, "real_word": real}));
+                continue;
+            };
             detected += 1;
             real_word_detected += real as usize;
             // Right when it makes the same text as the correction (a doubled word's fix
@@ -504,13 +508,14 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
             .map(|(k, (fa, w))| (k.clone(), json!({"false_alarms": fa, "words": w, "per_1000": 1000.0 * ratio(*fa, *w)})))
             .collect::<serde_json::Map<_, _>>(),
         "false_alarm_examples": alarms,
+        "missed": missed,
     })
 }
 
 fn table(report: &Value) -> anyhow::Result<()> {
     let Some(obj) = report.as_object() else { return Ok(()) };
     for (k, v) in obj {
-        if matches!(k.as_str(), "misses" | "false_alarm_examples" | "peers") {
+        if matches!(k.as_str(), "misses" | "missed" | "false_alarm_examples" | "peers") {
             continue;
         }
         let shown = match v {
