@@ -15,6 +15,12 @@ Inputs (fetched by scripts/lexicon.sh, see data/README.md for origins and licenc
                    twin (bill/Bill, may/May, us/US), and the counts of contractions (SymSpell gives
                    every contraction the same placeholder 300,000 because the Web 1T tokenizer split
                    words at apostrophes). Optional; without it, fixed SCOWL-level heuristics are used.
+  --terms DIR      a folder of CSpell word lists (@cspell/dict-software-terms, -python, -rust, ...;
+                   npm, MIT): one word per line, `#` comments, `!`/`*`/`+`/`~` markers. Their plain
+                   words that the lexicon lacks are added at TERMS_COUNT, below every SCOWL word, so
+                   they are known but never outrank a dictionary word as a suggestion. Repeatable.
+  --misspellings FILE  codespell's dictionary.txt (`typo->fix`): a term that codespell lists as a
+                   misspelling is not added ("homogenous").
 
 Output: UTF-8 (NFC), one `word<TAB>count` per line, sorted by count descending then word; words
 keep their case (Paris, NASA, I, I'm, eBay); a lowercase entry exists wherever SCOWL lists the
@@ -51,6 +57,8 @@ CONTRACTION_PLACEHOLDER = 300000
 MIN_CORPUS_EVIDENCE = 20   # corpus occurrences (not sentence-initial) before the corpus decides a split
 MIN_CONTRACTION_HITS = 5
 SCOWL_ONLY_CAP = 10_000_000  # about the 8,000th word
+TERMS_COUNT = 3000  # technical terms (--terms): below FLOOR_BY_LEVEL's smallest
+TERM_RE = re.compile(r"[A-Za-z][A-Za-z']*[A-Za-z]")
 
 WORD_RE = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)*", re.UNICODE)
 SENTENCE_GAP_RE = re.compile(r"[.!?:;\"'\u201c(\[*#>|]")
@@ -146,6 +154,32 @@ def count_corpus(paragraphs):
 
 
 # ---- case split --------------------------------------------------------------------------------
+def load_terms(dirs, misspellings):
+    """Plain words of the CSpell lists in `dirs` (sorted), less codespell's misspellings."""
+    import gzip
+    bad = set()
+    if misspellings:
+        for line in read_lines(misspellings):
+            if "->" in line:
+                bad.add(line.split("->", 1)[0].strip().lower())
+    words = set()
+    for d in dirs:
+        for name in sorted(os.listdir(d)):
+            path = os.path.join(d, name)
+            if name.endswith(".txt.gz"):
+                with gzip.open(path, "rt", encoding="utf-8") as fh:
+                    lines = fh.read().splitlines()
+            elif name.endswith(".txt"):
+                lines = read_lines(path)
+            else:
+                continue
+            for line in lines:
+                w = nfc(line.strip())
+                if TERM_RE.fullmatch(w) and w.lower() not in bad:
+                    words.add(w)
+    return sorted(words)
+
+
 def level_index(lvl):
     return LEVELS.index(lvl) if lvl in LEVELS else len(LEVELS)
 
@@ -191,6 +225,8 @@ def main():
     ap.add_argument("--scowl")
     ap.add_argument("--corpus-html", action="append", default=[])
     ap.add_argument("--corpus-text", action="append", default=[])
+    ap.add_argument("--terms", action="append", default=[])
+    ap.add_argument("--misspellings")
     ap.add_argument("--out", required=True)
     ap.add_argument("--stamp", default="", help="string naming the inputs (versions); part of the stamp")
     ap.add_argument("--force", action="store_true")
@@ -199,7 +235,7 @@ def main():
 
     with open(os.path.abspath(__file__), "rb") as fh:
         me = hashlib.sha256(fh.read()).hexdigest()[:16]
-    stamp = f"{me} {args.stamp} scowl={'yes' if args.scowl else 'no'} corpus={len(args.corpus_html) + len(args.corpus_text)}"
+    stamp = f"{me} {args.stamp} scowl={'yes' if args.scowl else 'no'} corpus={len(args.corpus_html) + len(args.corpus_text)} terms={len(args.terms)}"
     stamp_path = args.out + ".stamp"
     if not args.force and os.path.exists(args.out) and os.path.exists(stamp_path):
         with open(stamp_path, encoding="utf-8") as fh:
@@ -291,6 +327,14 @@ def main():
             stats["split by heuristic"] += 1
         for f, c in split_count(total, cand, weights):
             emit(f, c)
+
+    # Technical terms the lists above lack, each once whatever its case ("impl", "gRPC").
+    known = {w.lower() for w in out}
+    for w in load_terms(args.terms, args.misspellings):
+        if w.lower() not in known:
+            emit(w, TERMS_COUNT)
+            known.add(w.lower())
+            stats["technical terms"] += 1
 
     rows = sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

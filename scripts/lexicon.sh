@@ -6,6 +6,8 @@
 #   scowl 2020.12.07-2 (Debian, sha256 pinned)    -> SCOWL lists (case, extra words); /usr/share/dict/scowl if installed
 #   python3.11-doc (Debian, any version)          -> cased corpus (case splits, contraction counts)
 #   brotli 1.2.1 sdist (PyPI, sha256 pinned)      -> tests/testdata/alice29.txt, cased corpus too
+#   @cspell/dict-* word lists (npm, sha512 pinned)  -> software, language and company terms
+#   codespell 2.4.3 wheel (PyPI, sha256 pinned)   -> its misspellings are kept out of those terms
 #
 # Without apt-get (macOS) the Debian sources are skipped with a warning and the lexicon is
 # SymSpell's lowercase list. Environment: PYTHON (default python3), LAYA_SKIP_APT=1.
@@ -146,11 +148,67 @@ EOF
   fi
 fi
 
+# --- technical terms: CSpell's curated word lists (npm, MIT) -----------------------------------------
+# Words a programmer's prose uses that no general dictionary has ("impl", "src", "unexported").
+# NAME VERSION sha512-integrity, as the npm registry and tests/peers/package-lock.json give them.
+TERMS_PKGS=(
+  "software-terms 5.4.9 bB5L+OGW0F8Vt83j0XFcMEWCbCNqquLgjlQjm/iCp1jcYi/pQbqDLkXIPbINgbeG0vRqiu5yCPDFCsv4Qb6miQ=="
+  "fullstack 3.2.9 diZX+usW5aZ4/b2T0QM/H/Wl9aNMbdODa1Jq0ReBr/jazmNeWjd+PyqeVgzd1joEaHY+SAnjrf/i9CwKd2ZtWQ=="
+  "python 4.5.3 I226HEEJW4fleE0HMxRaecnzcJICFK6TOqIjqVkOJZzaVZTTjE7fojM+f5XECAwhf4BImW7HVOKMu4rMtza6ZA=="
+  "rust 4.1.2 O1FHrumYcO+HZti3dHfBPUdnDFkI+nbYK3pxYmiM1sr+G0ebOd6qchmswS0Wsc6ZdEVNiPYJY/gZQR6jfW3uOg=="
+  "golang 6.0.29 EZCgfxrr5lPnYQLmSvB6YtpfoDFt2KKxAD4ppq2xGSIgDFXAF7Mv4doiXIFUQaynCBIEfAMl3f/uDfrIUo4fyQ=="
+  "companies 3.2.14 3EeCXEjd6ocbKNEHsPHViHJrDduJsVo9ixr0EMrzUO6OVCXlLSCLosDUzeANQidu/u6WA1ln63uRJ9fAGAKHzw=="
+)
+TERMS_DIRS=()
+TERMS_TAG=""
+for entry in "${TERMS_PKGS[@]}"; do
+  read -r name ver integrity <<<"$entry"
+  dest=$SRC/cspell-dict-$name-$ver
+  if [ ! -f "$dest/LICENSE" ]; then
+    tgz=$DL/cspell-dict-$name-$ver.tgz
+    if [ ! -f "$tgz" ]; then
+      command -v npm >/dev/null || { say "warning: no npm: technical word lists are skipped"; break; }
+      FETCHED+=("@cspell/dict-$name $ver")
+      (cd "$DL" && npm pack --silent "@cspell/dict-$name@$ver" >/dev/null 2>&1) ||
+        { say "warning: could not fetch @cspell/dict-$name@$ver from npm; skipped"; continue; }
+    fi
+    got=$("$PY" -c 'import base64, hashlib, sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$tgz")
+    [ "$got" = "$integrity" ] || die "checksum mismatch for $tgz: expected sha512-$integrity. Delete the file and run again."
+    rm -rf "$dest" && mkdir -p "$dest"
+    tar -xzf "$tgz" -C "$dest" --strip-components=1 package/dict package/LICENSE
+  fi
+  TERMS_DIRS+=("$dest/dict")
+  TERMS_TAG="$TERMS_TAG $name-$ver"
+done
+
+# codespell's list of misspellings: a term list word it names as a misspelling is not added
+# ("homogenous" is in the software terms; codespell says it is a slip of "homogeneous").
+CODESPELL_VERSION=2.4.3
+CODESPELL_WHL=codespell-${CODESPELL_VERSION}-py3-none-any.whl
+CODESPELL_SHA256=af2505b335e8573dbd2d384d1c4ef498f4006f4ba2d6fceca01e55b91f52628a
+CODESPELL_TXT=$SRC/codespell-$CODESPELL_VERSION/dictionary.txt
+if [ ${#TERMS_DIRS[@]} -gt 0 ] && [ ! -f "$CODESPELL_TXT" ]; then
+  if [ ! -f "$DL/$CODESPELL_WHL" ]; then
+    FETCHED+=("codespell $CODESPELL_VERSION")
+    "$PY" -m pip download --quiet --no-deps --only-binary=:all: --ignore-requires-python \
+      "codespell==$CODESPELL_VERSION" -d "$DL" || die "could not download codespell==$CODESPELL_VERSION from PyPI"
+  fi
+  check_sha256 "$DL/$CODESPELL_WHL" "$CODESPELL_SHA256"
+  mkdir -p "$(dirname "$CODESPELL_TXT")"
+  "$PY" -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("codespell_lib/data/dictionary.txt"))' \
+    "$DL/$CODESPELL_WHL" "$CODESPELL_TXT"
+fi
+
 args=(--symspell "$SYMSPELL_TXT" --out "$LEX/en.tsv")
 stamp="symspellpy-$SYMSPELL_VERSION"
 [ -n "$SCOWL_DIR" ] && { args+=(--scowl "$SCOWL_DIR"); stamp="$stamp $SCOWL_TAG"; }
 [ -n "$PYDOC_DIR" ] && { args+=(--corpus-html "$PYDOC_DIR"); stamp="$stamp $PYDOC_TAG"; }
 [ -f "$ALICE" ] && { args+=(--corpus-text "$ALICE"); stamp="$stamp brotli-$BROTLI_VERSION"; }
+if [ ${#TERMS_DIRS[@]} -gt 0 ]; then
+  for d in "${TERMS_DIRS[@]}"; do args+=(--terms "$d"); done
+  args+=(--misspellings "$CODESPELL_TXT")
+  stamp="$stamp terms:$TERMS_TAG codespell-$CODESPELL_VERSION"
+fi
 [ "${1:-}" = --force ] && args+=(--force)
 [ ${#FETCHED[@]} -gt 0 ] && args+=(--note "fetched $(IFS=,; echo "${FETCHED[*]}" | sed 's/,/, /g')")
 exec "$PY" scripts/lexicon.py "${args[@]}" --stamp "$stamp"
