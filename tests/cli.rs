@@ -183,6 +183,7 @@ fn check_catches_the_everyday_slips_and_leaves_their_right_uses_alone() {
         ("I think your right about this.", ("your", "you're")),
         // The first word is read as the start of a paragraph.
         ("Your welcome.", ("Your", "You're")),
+        ("Both are preceded by an return statement.", ("an", "a")),
     ] {
         let v = json(&["check", "--json", text]);
         let flagged: Vec<(&str, &str)> =
@@ -191,6 +192,8 @@ fn check_catches_the_everyday_slips_and_leaves_their_right_uses_alone() {
     }
     let v = json(&["check", "--json", "It's going to rain on their picnic. You're welcome to bring your dog; its bark is worse than its bite."]);
     assert_eq!(v["issues"], serde_json::json!([]), "right uses are left alone: {v}");
+    let v = json(&["check", "--json", "It takes an hour and a half. This is an unusual case, a useful one, and an SQL query."]);
+    assert_eq!(v["issues"], serde_json::json!([]), "a and an by sound, not by letter: {v}");
     // A rarer word of a set is not a slip for being rarer, first word or not.
     let v = json(&["check", "--json", "Thorough work pays. Witch hunts were common."]);
     assert_eq!(v["issues"], serde_json::json!([]), "{v}");
