@@ -1,9 +1,13 @@
 //! The English lexicon: words with their frequencies (from `word<TAB>count` files), and the
 //! words within a small, keyboard-aware edit distance of a misspelling, found by walking a trie
-//! with one row of the weighted edit-distance table per level.
+//! with one row of the weighted edit-distance table per level, and the words that sound like it
+//! (see `phonetic.rs`).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::phonetic::sound_key;
 
 use crate::{DecideError, Result};
 
@@ -39,7 +43,14 @@ pub struct Lexicon {
     nodes: Vec<Node>,
     log_total: f32,
     source: PathBuf,
+    /// Sound key -> entries, commonest first; built on first use (a spelling check needs it,
+    /// a completion does not).
+    sounds: OnceLock<HashMap<String, Vec<u32>>>,
 }
+
+/// The cost a word found by its sound ([`Lexicon::sounding_like`]) is given: beyond the edit
+/// search's reach, so in context it needs the model's support to win over a nearer word.
+pub const SOUND_COST: f32 = 2.5;
 
 /// Where `scripts/lexicon.sh` puts the lexicon, relative to the repository or an install.
 pub const LEXICON_RELATIVE: &str = ".deps/lexicon/en.tsv";
@@ -72,7 +83,14 @@ impl Lexicon {
     /// Builds a lexicon from (word, count) pairs; case forms of a word share one entry written
     /// the way it is most often written.
     pub fn from_counts(words: impl IntoIterator<Item = (String, u64)>) -> Self {
-        let mut lex = Self { entries: vec![], index: HashMap::new(), nodes: vec![Node::default()], log_total: 0.0, source: PathBuf::new() };
+        let mut lex = Self {
+            entries: vec![],
+            index: HashMap::new(),
+            nodes: vec![Node::default()],
+            log_total: 0.0,
+            source: PathBuf::new(),
+            sounds: OnceLock::new(),
+        };
         let mut best_form: Vec<u64> = vec![];
         for (word, count) in words {
             let key = word.to_lowercase();
@@ -185,6 +203,34 @@ impl Lexicon {
         out.sort_by(|a, b| a.cost.total_cmp(&b.cost).then(b.log_prior.total_cmp(&a.log_prior)));
         out.truncate(n);
         out
+    }
+
+    /// The `limit` commonest lexicon words that sound like `typed` (the same [`sound_key`]),
+    /// other than `typed` itself, each at [`SOUND_COST`].
+    pub fn sounding_like(&self, typed: &str, limit: usize) -> Vec<Near> {
+        let Some(key) = sound_key(typed) else { return vec![] };
+        let sounds = self.sounds.get_or_init(|| {
+            let mut map: HashMap<String, Vec<u32>> = HashMap::new();
+            for (i, e) in self.entries.iter().enumerate() {
+                if let Some(k) = sound_key(&e.word) {
+                    map.entry(k).or_default().push(i as u32);
+                }
+            }
+            for v in map.values_mut() {
+                v.sort_by_key(|&i| std::cmp::Reverse(self.entries[i as usize].count));
+            }
+            map
+        });
+        let typed_lower = typed.to_lowercase();
+        sounds
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.entries[i as usize])
+            .filter(|e| e.word.to_lowercase() != typed_lower)
+            .take(limit)
+            .map(|e| Near { word: e.word.clone(), cost: SOUND_COST, log_prior: self.prior_of(e) })
+            .collect()
     }
 
     /// Lexicon words within `max_cost` of `typed` under the keyboard-aware error model (see

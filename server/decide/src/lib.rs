@@ -5,6 +5,7 @@ mod complete;
 mod errors;
 mod ghost;
 mod lexicon;
+mod phonetic;
 mod rank;
 mod typo;
 

@@ -11,6 +11,7 @@ use laya_text::{prose_mask, words};
 
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon};
+use crate::phonetic::sound_key;
 use crate::{DecideError, Result};
 
 /// How many edits' worth of difference a suggestion may have from the typed word.
@@ -30,6 +31,10 @@ const NAME_SLIP_PRIOR: f32 = -14.0;
 const INFLECTION_LETTERS: usize = 4;
 /// The least ln prior of another number to be offered ("datas" is in the lexicon, but rare).
 const INFLECTION_PRIOR: f32 = -16.0;
+/// Sound-alike words (see `phonetic.rs`) looked at for a misspelling, commonest first, and the
+/// shortest misspelling they are looked for (a short word's key matches too many words).
+const SOUND_CANDIDATES: usize = 200;
+const SOUND_LETTERS: usize = 4;
 /// Candidates of a misspelling the model scores in context.
 const CONTEXT_CANDIDATES: usize = 10;
 /// Words of right context appended to every candidate.
@@ -169,11 +174,22 @@ pub struct SpellerOptions {
     /// 4 for 4, 6 finds 1 for 2, 8 finds 1 for 1; and every check takes about twice as long
     /// (most nouns and verbs become contested). Worth trying again with a larger model.
     pub inflection_margin: f32,
+    /// A word that sounds like what was typed (see `phonetic.rs`) is ranked as though the slip
+    /// had at least this log-likelihood under the error model (ln): spelling by ear is a slip
+    /// of its own, however many letters it changes. Negative infinity turns sound-alikes off.
+    pub sound_loglik: f32,
 }
 
 impl Default for SpellerOptions {
     fn default() -> Self {
-        Self { real_word_margin: 4.0, common_prior_nats: 1.5, uncontested_nats: 8.0, channel_weight: 2.0, inflection_margin: f32::INFINITY }
+        Self {
+            real_word_margin: 4.0,
+            common_prior_nats: 1.5,
+            uncontested_nats: 8.0,
+            channel_weight: 2.0,
+            inflection_margin: f32::INFINITY,
+            sound_loglik: -12.0,
+        }
     }
 }
 
@@ -305,11 +321,22 @@ impl Speller {
     fn ranked_alone(&self, typed: &str, n: usize) -> Vec<(String, f32, f32)> {
         let w = self.opts.channel_weight;
         let channel = |word: &str, cost: f32| if w > 0.0 { w * ErrorModel::builtin().log_likelihood(typed, word) } else { -LAMBDA_ALONE * cost };
-        let mut near: Vec<(String, f32, f32)> = self
-            .lexicon
-            .near(typed, MAX_COST)
+        let key = sound_key(typed);
+        let sounds_alike = |word: &str| self.opts.sound_loglik.is_finite() && key.is_some() && sound_key(word) == key;
+        let mut cands = self.lexicon.near(typed, MAX_COST);
+        if self.opts.sound_loglik.is_finite() && typed.chars().count() >= SOUND_LETTERS {
+            let near: HashSet<String> = cands.iter().map(|c| c.word.clone()).collect();
+            cands.extend(self.lexicon.sounding_like(typed, SOUND_CANDIDATES).into_iter().filter(|c| !near.contains(&c.word)));
+        }
+        let mut near: Vec<(String, f32, f32)> = cands
             .into_iter()
-            .map(|c| (match_case(&c.word, typed), c.cost, c.log_prior + channel(&c.word, c.cost)))
+            .map(|c| {
+                let mut ch = channel(&c.word, c.cost);
+                if w > 0.0 && sounds_alike(&c.word) {
+                    ch = ch.max(w * self.opts.sound_loglik);
+                }
+                (match_case(&c.word, typed), c.cost, c.log_prior + ch)
+            })
             .collect();
         near.sort_by(|a, b| b.2.total_cmp(&a.2));
         let mut seen = HashSet::new();
@@ -671,8 +698,14 @@ impl Speller {
 
     /// The misspelling's candidates the model scores in context: (word, edit cost), the most
     /// likely on their own first.
+    /// None when no word is near it in letters, only in sound: in running text such a word
+    /// is far more often a name or an identifier ("rwlock", "callsite") than spelled by ear.
     fn context_candidates(&self, word: &str) -> Vec<(String, f32)> {
-        self.ranked_alone(word, CONTEXT_CANDIDATES).into_iter().map(|(w, cost, _)| (w, cost)).collect()
+        let cands: Vec<(String, f32)> = self.ranked_alone(word, CONTEXT_CANDIDATES).into_iter().map(|(w, cost, _)| (w, cost)).collect();
+        if cands.iter().all(|c| c.1 > MAX_COST) {
+            return vec![];
+        }
+        cands
     }
 
     /// Built-in rules for words that are not errors even when the lexicon lacks them: names

@@ -85,3 +85,13 @@ fn words_alone_rank_the_likelier_slip_first() {
         assert_eq!(got.first().map(|c| c.word.as_str()), Some(meant), "{typed}: {got:?}");
     }
 }
+
+/// A word spelled by ear, too many letters away for the edit search, is found by its sound.
+#[test]
+fn words_spelled_by_ear_find_the_word_meant() {
+    let s = speller();
+    for (typed, meant) in [("burocratic", "bureaucratic"), ("apocraful", "apocryphal"), ("nolij", "knowledge"), ("fisical", "physical")] {
+        let got = s.suggest(typed, 5);
+        assert!(got.iter().any(|c| c.word == meant), "{typed}: {got:?}");
+    }
+}

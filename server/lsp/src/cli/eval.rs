@@ -93,8 +93,9 @@ fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Resul
 }
 
 /// The real-word margins `laya eval context` checks with: the defaults, or for tuning
-/// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS, LAYA_CONTESTED_NATS and LAYA_INFLECTION_MARGIN
-/// (nats; "inf" turns the uncontested shortcut, or the inflections, off). Read here, at the binary's edge; the server and `laya check`
+/// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS, LAYA_CONTESTED_NATS, LAYA_INFLECTION_MARGIN
+/// (nats; "inf" turns the uncontested shortcut, or the inflections, off), LAYA_CHANNEL_WEIGHT
+/// and LAYA_SOUND_LOGLIK ("-inf" turns sound-alikes off). Read here, at the binary's edge; the server and `laya check`
 /// always use the defaults.
 fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
     let mut o = SpellerOptions::default();
@@ -104,6 +105,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_CONTESTED_NATS", &mut o.uncontested_nats),
         ("LAYA_CHANNEL_WEIGHT", &mut o.channel_weight),
         ("LAYA_INFLECTION_MARGIN", &mut o.inflection_margin),
+        ("LAYA_SOUND_LOGLIK", &mut o.sound_loglik),
     ] {
         if let Ok(v) = std::env::var(var) {
             *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;
