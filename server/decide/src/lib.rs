@@ -7,6 +7,7 @@ mod ghost;
 mod lexicon;
 mod phonetic;
 mod rank;
+mod slips;
 mod typo;
 
 pub use complete::{complete, complete_with, Suggestion, SuggestionKind, Vocab};

@@ -12,6 +12,7 @@ use laya_text::{prose_mask, words};
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon};
 use crate::phonetic::sound_key;
+use crate::slips::{common_slip, inflections, CONFUSION_SETS, REDUPLICATED};
 use crate::{DecideError, Result};
 
 /// How many edits' worth of difference a suggestion may have from the typed word.
@@ -27,10 +28,6 @@ const LAMBDA_CONTEXT: f32 = 2.5;
 const NAME_SLIP_LETTERS: usize = 6;
 const NAME_SLIP_COST: f32 = 1.0;
 const NAME_SLIP_PRIOR: f32 = -14.0;
-/// Shortest word whose other grammatical number is a candidate (see [`Speller::inflections`]).
-const INFLECTION_LETTERS: usize = 4;
-/// The least ln prior of another number to be offered ("datas" is in the lexicon, but rare).
-const INFLECTION_PRIOR: f32 = -16.0;
 /// Sound-alike words (see `phonetic.rs`) looked at for a misspelling, commonest first, and the
 /// shortest misspelling they are looked for (a short word's key matches too many words).
 const SOUND_CANDIDATES: usize = 200;
@@ -39,112 +36,6 @@ const SOUND_LETTERS: usize = 4;
 const CONTEXT_CANDIDATES: usize = 10;
 /// Words of right context appended to every candidate.
 const RIGHT_WORDS: usize = 4;
-
-/// Real-word confusions: each word of a set may have been meant as any other. The first
-/// COMMON_SETS are the slips writers make all the time; the rest are rarer.
-const CONFUSION_SETS: &[&[&str]] = &[
-    &["their", "there", "they're"],
-    &["then", "than"],
-    &["its", "it's"],
-    &["your", "you're"],
-    &["whose", "who's"],
-    &["form", "from"],
-    &["loose", "lose"],
-    &["affect", "effect"],
-    &["accept", "except"],
-    &["to", "too", "two"],
-    &["lead", "led"],
-    &["quite", "quiet"],
-    &["weather", "whether"],
-    &["were", "where", "we're"],
-    &["passed", "past"],
-    &["principal", "principle"],
-    &["advice", "advise"],
-    &["breath", "breathe"],
-    &["choose", "chose"],
-    &["desert", "dessert"],
-    &["compliment", "complement"],
-    &["stationary", "stationery"],
-    &["discrete", "discreet"],
-    &["brake", "break"],
-    &["peace", "piece"],
-    &["lightening", "lightning"],
-    &["cite", "site", "sight"],
-    &["of", "off"],
-    &["though", "through", "thorough"],
-    &["now", "know"],
-    &["no", "know"],
-    &["weak", "week"],
-    &["hear", "here"],
-    &["wear", "where"],
-    &["buy", "by"],
-    &["new", "knew"],
-    &["right", "write"],
-    &["dose", "does"],
-    &["are", "our"],
-    &["an", "and"],
-    &["adverse", "averse"],
-    &["council", "counsel"],
-    &["elicit", "illicit"],
-    &["everyday", "every day"],
-    &["fair", "fare"],
-    &["hole", "whole"],
-    &["lay", "lie"],
-    &["personal", "personnel"],
-    &["sense", "since"],
-    &["threw", "through"],
-    &["waist", "waste"],
-    &["which", "witch"],
-    &["though", "thought"],
-    &["wander", "wonder"],
-    &["poor", "pour", "pore"],
-    &["course", "coarse"],
-    &["access", "excess"],
-    &["role", "roll"],
-    &["later", "latter"],
-    &["allowed", "aloud"],
-    &["decent", "descent"],
-    &["ensure", "insure"],
-    &["below", "bellow"],
-    &["plain", "plane"],
-    &["bare", "bear"],
-    &["wait", "weight"],
-    &["tail", "tale"],
-    &["sole", "soul"],
-    &["meat", "meet"],
-    &["board", "bored"],
-    &["lesson", "lessen"],
-    &["conscience", "conscious"],
-    &["precede", "proceed"],
-    &["eminent", "imminent"],
-    &["male", "mail"],
-    &["flour", "flower"],
-    &["morning", "mourning"],
-    &["patience", "patients"],
-    &["presence", "presents"],
-    &["idle", "idol"],
-    &["dairy", "diary"],
-    &["angel", "angle"],
-    &["casual", "causal"],
-    &["moral", "morale"],
-    &["trail", "trial"],
-    &["cloths", "clothes"],
-    &["envelop", "envelope"],
-    &["device", "devise"],
-    &["assent", "ascent"],
-    &["hanger", "hangar"],
-    &["rain", "reign", "rein"],
-    &["a", "an"],
-];
-
-/// How many of CONFUSION_SETS, from the top, are common slips.
-const COMMON_SETS: usize = 5;
-
-/// Whether `typed` for `meant` is one of the common slips (both words of one of the first
-/// COMMON_SETS; lower case).
-fn common_slip(typed: &str, meant: &str) -> bool {
-    CONFUSION_SETS[..COMMON_SETS].iter().any(|set| set.contains(&typed) && set.contains(&meant))
-}
 
 /// The margins of the real-word check, in nats. The defaults are what `laya check` and the
 /// server use; `laya eval context` can override them to tune (the binary reads the overrides).
@@ -201,12 +92,6 @@ impl Default for SpellerOptions {
 /// 6.1, "is is" 4.1) below 7. Words doubled on purpose for emphasis ("very very", "bye bye")
 /// score like slips, so they are left alone by name (REDUPLICATED).
 const DOUBLED_MARGIN: f32 = 7.0;
-
-/// Words writers double on purpose: intensifiers and interjections.
-const REDUPLICATED: &[&str] = &[
-    "very", "really", "many", "much", "more", "so", "far", "long", "bye", "no", "yes", "yeah", "oh", "ha", "ho", "hey", "well", "now", "again",
-    "knock", "tick", "tock", "go", "night", "there", "boo", "chop", "blah", "bla", "ta", "la", "na", "wow", "please", "quick",
-];
 
 /// Rounds of re-judging words next to flagged ones (see [`Speller::check`]).
 const CLUSTER_ROUNDS: usize = 3;
@@ -474,7 +359,7 @@ impl Speller {
                 let lower = word.to_lowercase();
                 let mut others: Vec<String> = self.confusions.get(lower.as_str()).map_or(vec![], |o| o.iter().map(|o| o.to_string()).collect());
                 if self.opts.inflection_margin.is_finite() {
-                    for form in self.inflections(&lower) {
+                    for form in inflections(&self.lexicon, &lower) {
                         if !others.contains(&form) {
                             others.push(form);
                         }
@@ -654,46 +539,6 @@ impl Speller {
                 issue(IssueKind::RealWord, scored.into_iter().filter(|c| c.word != word).collect())
             }
         }
-    }
-
-    /// The other grammatical number of a known lowercase word, where the lexicon knows it and it
-    /// is not rare: "variables" <-> "variable", "gives" <-> "give", "classes" <-> "class",
-    /// "properties" <-> "property", "parentheses" <-> "parenthesis". Words of fewer than
-    /// INFLECTION_LETTERS letters and words ending in -ss/-us/-is as a plural have none ("this",
-    /// "status", "class" -> "clas").
-    fn inflections(&self, word: &str) -> Vec<String> {
-        if word.chars().count() < INFLECTION_LETTERS || !word.chars().all(|c| c.is_ascii_lowercase()) {
-            return vec![];
-        }
-        let mut forms = Vec::new();
-        if let Some(stem) = word.strip_suffix("ies") {
-            forms.push(format!("{stem}y"));
-        }
-        if let Some(stem) = word.strip_suffix("es") {
-            forms.push(stem.to_string());
-            forms.push(format!("{stem}is")); // parentheses -> parenthesis
-        }
-        if let Some(stem) = word.strip_suffix('s').filter(|_| !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is"))) {
-            forms.push(stem.to_string());
-        }
-        if let Some(stem) = word.strip_suffix("is") {
-            forms.push(format!("{stem}es")); // parenthesis -> parentheses
-        }
-        if let Some(stem) = word.strip_suffix('y').filter(|s| s.ends_with(|c: char| !"aeiou".contains(c))) {
-            forms.push(format!("{stem}ies"));
-        }
-        if !word.ends_with('s') {
-            forms.push(format!("{word}s"));
-            forms.push(format!("{word}es"));
-        }
-        let mut out: Vec<String> = Vec::new();
-        for f in forms {
-            let common = self.lexicon.log_prior(&f).is_some_and(|p| p > INFLECTION_PRIOR);
-            if f != word && f.chars().count() >= INFLECTION_LETTERS - 1 && common && !out.contains(&f) {
-                out.push(f);
-            }
-        }
-        out
     }
 
     /// The misspelling's candidates the model scores in context: (word, edit cost), the most
