@@ -28,6 +28,11 @@ const LAMBDA_CONTEXT: f32 = 2.5;
 const NAME_SLIP_LETTERS: usize = 6;
 const NAME_SLIP_COST: f32 = 1.0;
 const NAME_SLIP_PRIOR: f32 = -14.0;
+/// From LONG_NAME_SLIP_LETTERS letters on, any lowercase word of the lexicon one slip away will
+/// do: names that long one slip from a word are rare, slips of rare words are not
+/// ("Milimeters").
+const LONG_NAME_SLIP_LETTERS: usize = 8;
+const LONG_NAME_SLIP_PRIOR: f32 = -19.0;
 /// Sound-alike words (see `phonetic.rs`) looked at for a misspelling, commonest first, and the
 /// shortest misspelling they are looked for (a short word's key matches too many words).
 const SOUND_CANDIDATES: usize = 200;
@@ -69,6 +74,10 @@ pub struct SpellerOptions {
     /// had at least this log-likelihood under the error model (ln): spelling by ear is a slip
     /// of its own, however many letters it changes. Negative infinity turns sound-alikes off.
     pub sound_loglik: f32,
+    /// How much better (nats) the likeliest near word must explain the text than a word missing
+    /// from the lexicon as written, for that word to be flagged; each unit of edit cost takes
+    /// LAMBDA_FLAG nats off the near word.
+    pub non_word_margin: f32,
 }
 
 impl Default for SpellerOptions {
@@ -80,6 +89,7 @@ impl Default for SpellerOptions {
             channel_weight: 2.0,
             inflection_margin: f32::INFINITY,
             sound_loglik: -12.0,
+            non_word_margin: 2.0,
         }
     }
 }
@@ -96,10 +106,8 @@ const DOUBLED_MARGIN: f32 = 7.0;
 /// Rounds of re-judging words next to flagged ones (see [`Speller::check`]).
 const CLUSTER_ROUNDS: usize = 3;
 
-/// How much better (nats) the likeliest near word must explain the text than a word missing
-/// from the lexicon as written, for that word to be flagged; each unit of edit cost takes
-/// LAMBDA_FLAG nats off the near word.
-const NON_WORD_MARGIN: f32 = 2.0;
+/// Edit cost's weight when a near word is weighed against a word missing from the lexicon
+/// (see [`SpellerOptions::non_word_margin`]).
 const LAMBDA_FLAG: f32 = 1.0;
 
 /// A suggested spelling with its score (higher is better; a log-probability up to a constant).
@@ -502,7 +510,7 @@ impl Speller {
                     .filter(|c| c.word != word)
                     .map(|c| c.score + (LAMBDA_CONTEXT - LAMBDA_FLAG) * cost_of(&c.word))
                     .fold(f32::NEG_INFINITY, f32::max);
-                if best_fit - own < NON_WORD_MARGIN {
+                if best_fit - own < self.opts.non_word_margin {
                     return None;
                 }
                 issue(IssueKind::Misspelling, scored.into_iter().filter(|c| c.word != word).collect())
@@ -571,7 +579,8 @@ impl Speller {
         if first_upper && !self.lexicon.contains(word) && !sentence_start(text, start) {
             // A name, unless it is one slip from a common lowercase word: "Pacakges",
             // "Aquisition" are capitalized misspellings, not names.
-            let slip_of_common = |n: &crate::lexicon::Near| n.log_prior > NAME_SLIP_PRIOR && n.word.chars().all(|c| !c.is_uppercase());
+            let floor = if letters >= LONG_NAME_SLIP_LETTERS { LONG_NAME_SLIP_PRIOR } else { NAME_SLIP_PRIOR };
+            let slip_of_common = |n: &crate::lexicon::Near| n.log_prior > floor && n.word.chars().all(|c| !c.is_uppercase());
             return letters < NAME_SLIP_LETTERS || !self.lexicon.near(word, NAME_SLIP_COST).iter().any(slip_of_common);
         }
         // Non-ASCII words are outside an English lexicon's reach.

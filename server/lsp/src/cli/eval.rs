@@ -106,6 +106,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_CHANNEL_WEIGHT", &mut o.channel_weight),
         ("LAYA_INFLECTION_MARGIN", &mut o.inflection_margin),
         ("LAYA_SOUND_LOGLIK", &mut o.sound_loglik),
+        ("LAYA_NON_WORD_MARGIN", &mut o.non_word_margin),
     ] {
         if let Ok(v) = std::env::var(var) {
             *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;
