@@ -222,7 +222,7 @@ impl Lexicon {
             map
         });
         let typed_lower = typed.to_lowercase();
-        sounds
+        let mut out: Vec<Near> = sounds
             .get(&key)
             .into_iter()
             .flatten()
@@ -230,7 +230,40 @@ impl Lexicon {
             .filter(|e| e.word.to_lowercase() != typed_lower)
             .take(limit)
             .map(|e| Near { word: e.word.clone(), cost: SOUND_COST, log_prior: self.prior_of(e) })
-            .collect()
+            .collect();
+        // Keys one sound away (a sound added, dropped or changed), at a higher cost.
+        if key.len() >= 3 {
+            const SYMBOLS: &[u8] = b"0AFHJKLMNPRSTWX";
+            let k = key.as_bytes();
+            let mut keys: Vec<Vec<u8>> = Vec::new();
+            for i in 0..=k.len() {
+                for &c in SYMBOLS {
+                    let mut v = k.to_vec();
+                    v.insert(i, c);
+                    keys.push(v);
+                    if i < k.len() && k[i] != c {
+                        let mut v = k.to_vec();
+                        v[i] = c;
+                        keys.push(v);
+                    }
+                }
+                if i < k.len() {
+                    let mut v = k.to_vec();
+                    v.remove(i);
+                    keys.push(v);
+                }
+            }
+            for v in keys {
+                let Ok(other) = String::from_utf8(v) else { continue };
+                for &i in sounds.get(&other).into_iter().flatten().take(limit / 10) {
+                    let e = &self.entries[i as usize];
+                    if e.word.to_lowercase() != typed_lower && !out.iter().any(|n| n.word == e.word) {
+                        out.push(Near { word: e.word.clone(), cost: SOUND_COST + 0.5, log_prior: self.prior_of(e) });
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// Lexicon words within `max_cost` of `typed` under the keyboard-aware error model (see

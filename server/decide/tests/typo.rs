@@ -86,11 +86,14 @@ fn words_alone_rank_the_likelier_slip_first() {
     }
 }
 
-/// A word spelled by ear, too many letters away for the edit search, is found by its sound.
+/// A word spelled by ear, too many letters away for the edit search, is found by its sound, or
+/// by a sound one away ("enuf": ANF, "enough": AN).
 #[test]
 fn words_spelled_by_ear_find_the_word_meant() {
     let s = speller();
-    for (typed, meant) in [("burocratic", "bureaucratic"), ("apocraful", "apocryphal"), ("nolij", "knowledge"), ("fisical", "physical")] {
+    for (typed, meant) in
+        [("burocratic", "bureaucratic"), ("apocraful", "apocryphal"), ("nolij", "knowledge"), ("fisical", "physical"), ("enuf", "enough")]
+    {
         let got = s.suggest(typed, 5);
         assert!(got.iter().any(|c| c.word == meant), "{typed}: {got:?}");
     }
