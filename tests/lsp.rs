@@ -621,3 +621,48 @@ fn a_panic_inside_a_decision_stays_inside_its_request() {
     assert!(first.ends_with("ris"), "the next suggestion comes as usual: {r}");
     c.shutdown().unwrap();
 }
+
+/// A word the workspace's code uses is the project's name for something, not a typo: with the
+/// workspace folder given, "rwlock" (an identifier in its source) is left alone in its docs;
+/// without it, it is flagged. The slip beside it is flagged either way.
+#[test]
+fn words_of_the_workspace_code_are_not_misspellings() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lock.rs"), "pub struct Guard { rwlock: usize }\n").unwrap();
+    let root = format!("file://{}", dir.path().display());
+    let text = "Run the rwlock test before you recieve the reply.\n";
+    let flagged = |c: &mut Client, uri: &str| -> Vec<String> {
+        c.open(uri, "markdown", text);
+        let d = c.wait_for("diagnostics", |m| {
+            m["method"] == "textDocument/publishDiagnostics" && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
+        });
+        let mut words: Vec<String> = d["params"]["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                let (s, e) = (x["range"]["start"]["character"].as_u64().unwrap() as usize, x["range"]["end"]["character"].as_u64().unwrap() as usize);
+                text[s..e].to_string()
+            })
+            .collect();
+        words.sort();
+        words
+    };
+    // Without a workspace.
+    let mut c = Client::start(json!({"debounceMs": 50}));
+    assert_eq!(flagged(&mut c, "file:///tmp/laya-test/no-workspace.md"), ["recieve", "rwlock"]);
+    // With one: its scan ends before the first check, or the check after the scan clears it.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_laya"));
+    cmd.arg("serve").env("XDG_CONFIG_HOME", "/nonexistent/laya-test-config").stderr(Stdio::inherit());
+    let mut c = Client::spawn(cmd).unwrap();
+    let r = c.request("initialize", json!({"processId": null, "rootUri": root, "capabilities": {}, "initializationOptions": {"debounceMs": 50}}));
+    assert!(r.get("result").is_some(), "{r}");
+    c.notify("initialized", json!({}));
+    let uri = format!("{root}/README.md");
+    c.open(&uri, "markdown", text);
+    let d = c.wait_for("only the slip flagged", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["diagnostics"].as_array().is_some_and(|a| a.len() == 1)
+    });
+    assert_eq!(d["params"]["diagnostics"][0]["range"]["start"]["character"], 31, "{d}");
+}

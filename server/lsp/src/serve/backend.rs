@@ -84,6 +84,10 @@ pub struct Inner {
     pub(crate) progress_ok: std::sync::atomic::AtomicBool,
     /// Whether the client takes versioned edits (`documentChanges`) in a workspace edit.
     pub(crate) versioned_edits_ok: std::sync::atomic::AtomicBool,
+    /// The workspace's folders (from `initialize`) and the words its code uses, once scanned
+    /// (see `workspace.rs`): left alone like a word the document repeats.
+    pub(crate) roots: RwLock<Vec<std::path::PathBuf>>,
+    pub(crate) workspace_words: Arc<RwLock<Arc<HashSet<String>>>>,
 }
 
 /// The word (or the part of one) that `before` ends with.
@@ -147,6 +151,8 @@ impl Backend {
             progress_ok: std::sync::atomic::AtomicBool::new(false),
             versioned_edits_ok: std::sync::atomic::AtomicBool::new(false),
             reanchors: std::sync::atomic::AtomicU64::new(0),
+            roots: RwLock::new(vec![]),
+            workspace_words: Arc::new(RwLock::new(Arc::new(HashSet::new()))),
         }))
     }
 
@@ -154,6 +160,24 @@ impl Backend {
     pub(crate) fn spawn_load(&self) {
         let inner = self.0.clone();
         tokio::spawn(async move { inner.load_model().await });
+    }
+
+    /// Reads the workspace's code words on a thread of its own, then checks the open documents
+    /// again with them.
+    pub(crate) fn spawn_workspace_scan(&self) {
+        let roots = self.roots.read().map(|r| r.clone()).unwrap_or_default();
+        if roots.is_empty() {
+            return;
+        }
+        let inner = self.0.clone();
+        tokio::spawn(async move {
+            let Ok(v) = tokio::task::spawn_blocking(move || crate::serve::workspace::scan(&roots)).await else { return };
+            tracing::info!(files = v.files, bytes = v.bytes, words = v.words.len(), truncated = v.truncated, "workspace read");
+            if let Ok(mut w) = inner.workspace_words.write() {
+                *w = Arc::new(v.words);
+            }
+            inner.recheck_all();
+        });
     }
 }
 

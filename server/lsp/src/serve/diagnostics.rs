@@ -76,6 +76,7 @@ impl Inner {
         let client = self.client.clone();
         let settings = self.settings();
         let enc = self.enc();
+        let workspace = self.workspace_words.read().map(|w| w.clone()).unwrap_or_default();
         let scheduled = self.docs.get(&uri).map(|d| d.doc.version());
         let newly_too_long = self.docs.get_mut(&uri).and_then(|mut d| {
             let over = d.doc.len_chars() > MAX_CHECKED_CHARS;
@@ -110,7 +111,7 @@ impl Inner {
                     return;
                 }
                 // Interrupted by typing: try again after the next quiet spell.
-                if check_once(&docs, &engine, &client, &settings, enc, &uri).await {
+                if check_once(&docs, &engine, &client, &settings, enc, &uri, &workspace).await {
                     return;
                 }
                 delay = settings.debounce_ms.max(50);
@@ -120,7 +121,15 @@ impl Inner {
 }
 
 /// One spelling pass over a document; false when the engine stopped early for urgent work.
-async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Client, settings: &Settings, enc: PositionEncoding, uri: &String) -> bool {
+async fn check_once(
+    docs: &DashMap<String, Doc>,
+    engine: &Engine,
+    client: &Client,
+    settings: &Settings,
+    enc: PositionEncoding,
+    uri: &String,
+    workspace: &HashSet<String>,
+) -> bool {
     {
         {
             let mut clear = false;
@@ -150,8 +159,9 @@ async fn check_once(docs: &DashMap<String, Doc>, engine: &Engine, client: &Clien
                     }
                     // A word spelled the same way more than once is meant (a name, a term): it is
                     // not a misspelling. It can still be a confused word ("their" for "there").
+                    // So is a word the workspace's code uses.
                     let counts = laya_decide::word_counts(&text);
-                    let repeated: HashSet<String> = counts.into_iter().filter(|(_, n)| *n > 1).map(|(w, _)| w).collect();
+                    let repeated: HashSet<String> = counts.into_iter().filter(|(w, n)| *n > 1 || workspace.contains(w)).map(|(w, _)| w).collect();
                     let skip: HashSet<String> = repeated.union(&d.ignored).cloned().collect();
                     // Each paragraph's key, once: it reads the paragraph's words.
                     let keys: Vec<u64> =

@@ -12,6 +12,7 @@ mod proto;
 pub mod replay;
 mod settings;
 pub mod stress;
+mod workspace;
 
 use laya_engine::{Engine, EngineOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};

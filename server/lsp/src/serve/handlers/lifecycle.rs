@@ -21,6 +21,16 @@ pub async fn initialize(b: &Backend, params: InitializeParams) -> Result<Initial
         }
     }
     b.engine.send(Job::SetBudget { bytes: b.settings().budget_bytes() });
+    // The workspace's folders, read after `initialized` (see `workspace.rs`).
+    #[allow(deprecated)] // root_uri: older clients send only it
+    let roots: Vec<std::path::PathBuf> = match (&params.workspace_folders, &params.root_uri) {
+        (Some(folders), _) if !folders.is_empty() => folders.iter().filter_map(|f| file_path(&f.uri)).collect(),
+        (_, Some(uri)) => file_path(uri).into_iter().collect(),
+        _ => vec![],
+    };
+    if let Ok(mut r) = b.roots.write() {
+        *r = roots;
+    }
     let s = b.settings();
     if let Some(path) = s.dictionary() {
         match settings::read_words(&path) {
@@ -69,6 +79,12 @@ pub async fn initialize(b: &Backend, params: InitializeParams) -> Result<Initial
 
 pub async fn initialized(b: &Backend, _: InitializedParams) {
     b.spawn_load();
+    b.spawn_workspace_scan();
+}
+
+/// The local path of a `file:` URI; None for other schemes.
+fn file_path(uri: &Uri) -> Option<std::path::PathBuf> {
+    uri.to_file_path().map(|p| p.into_owned())
 }
 
 pub async fn shutdown(_: &Backend) -> Result<()> {
