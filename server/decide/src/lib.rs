@@ -7,6 +7,7 @@ mod ghost;
 mod lexicon;
 mod phonetic;
 mod rank;
+mod rejections;
 mod slips;
 mod typo;
 
@@ -14,6 +15,7 @@ pub use complete::{complete, complete_with, Suggestion, SuggestionKind, Vocab};
 pub use ghost::{adds_enough, ghost, letters_ahead, step_ahead, typed_through, Ghost, GhostOptions, LetterStep, TypedThrough};
 pub use lexicon::{match_case, Entry, Lexicon, Near, LEXICON_RELATIVE};
 pub use rank::{rank, Ranked};
+pub use rejections::Rejections;
 pub use typo::{word_counts, Correction, Issue, IssueKind, Speller, SpellerOptions};
 
 #[derive(Debug, thiserror::Error)]

@@ -153,6 +153,8 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     let speller = load_speller(c.lexicon.as_deref()).ok();
     let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, ..GhostOptions::default() };
     let (mut wrong_next, mut shown_next) = (0usize, 0usize);
+    // LAYA_EVAL_NO_LEARNING=1: show suggestions the writer typed past as if they had not.
+    let learn = std::env::var_os("LAYA_EVAL_NO_LEARNING").is_none();
     // LAYA_EVAL_DUMP=FILE: one line per shown suggestion (typed chars, probability, right or not),
     // to choose thresholds from one run.
     let mut dump = std::env::var_os("LAYA_EVAL_DUMP").map(std::fs::File::create).transpose()?;
@@ -167,6 +169,8 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     for (_, text) in &files {
         let text = text.replace("\r\n", "\n");
         let mut cache = KvCache::new();
+        // What the writer typed past in this text (the server keeps one per document).
+        let mut turned_down = laya_decide::Rejections::default();
         let mut i = 0usize;
         let chars: Vec<(usize, char)> = text.char_indices().collect();
         let byte_at = |k: usize| chars.get(k).map_or(text.len(), |x| x.0);
@@ -186,7 +190,7 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
                 }
             }
             let t = Instant::now();
-            let g = ghost(&model, &vocab, speller.as_ref(), &mut cache, before, "", &opts)?;
+            let g = ghost(&model, &vocab, speller.as_ref(), &mut cache, before, "", &opts)?.filter(|g| !(learn && turned_down.holds_back(before, g)));
             latencies.push(ms(t));
             total_chars += 1;
             budget -= 1;
@@ -212,6 +216,7 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
                     }
                     wrong += 1;
                     wrong_next += next as usize;
+                    turned_down.record(before, &g);
                 }
                 Some(_) => {}
                 None => {}

@@ -53,6 +53,10 @@ pub(crate) struct Doc {
     /// something else is rejected; one a fast typist typed over as it appeared was never read,
     /// and whether a client happened to ask for it must not hide it later.
     pub(crate) rejected: HashSet<(usize, String)>,
+    /// The same turn-downs by kind of place (the word before, the word suggested): twice turned
+    /// down, a suggestion is held back at every such place unless the model is nearly certain
+    /// (see [`laya_decide::Rejections`]). Rule: a function of the turn-downs, like `rejected`.
+    pub(crate) turned_down: laya_decide::Rejections,
     /// Char index just after the last edit. Rule: a misspelling that ends there, at the end of
     /// the text, is the word being typed and is not flagged until the writer moves past it
     /// (an edit elsewhere counts as moving past it).
@@ -122,6 +126,12 @@ impl Shown {
     pub(crate) fn rest(&self) -> &str {
         self.ghost.insert.strip_prefix(self.typed.as_str()).unwrap_or_default()
     }
+}
+
+/// The text of a document before char `at`: enough of it to tell the word before the cursor.
+pub(crate) fn text_before(d: &Doc, at: usize) -> String {
+    let at = at.min(d.doc.len_chars());
+    d.doc.rope().slice(at.saturating_sub(200)..at).to_string()
 }
 
 /// The ghost options of the user's settings.

@@ -9,7 +9,7 @@ use laya_engine::{Job, JobError, Reply};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
-use crate::serve::backend::{after_cursor, check_from, ghost_opts, Backend, Shown};
+use crate::serve::backend::{after_cursor, check_from, ghost_opts, text_before, Backend, Shown};
 use crate::serve::proto::{from_pos, job_error, key, to_pos};
 use crate::serve::settings::Settings;
 /// What an inline item replaces and with what. `before` is the context the suggestion followed:
@@ -71,7 +71,7 @@ impl Backend {
                     // The writer is typing what the last suggestion said: its rest is what the
                     // model would say again, when that is known without it.
                     if let TypedThrough::Shows(g) = laya_decide::typed_through(&sh.ghost, &sh.typed, &sh.opts) {
-                        let items = if d.rejected.contains(&(cursor, g.insert.clone())) {
+                        let items = if d.rejected.contains(&(cursor, g.insert.clone())) || d.turned_down.holds_back(&text_before(&d, cursor), &g) {
                             vec![]
                         } else {
                             vec![InlineCompletionItem {
@@ -115,7 +115,7 @@ impl Backend {
             return Err(job_error(JobError::Stale));
         }
         if let Some(g) = g {
-            if !d.rejected.contains(&(cursor, g.insert.clone())) {
+            if !d.rejected.contains(&(cursor, g.insert.clone())) && !d.turned_down.holds_back(&before, &g) {
                 let (start_char, text) = replacement(&before, &prefix, replace_from, g.replace, &g.insert);
                 let range = Range::new(from_pos(d.doc.position_of(start_char, enc)), pos);
                 // Always a range, an empty one at the cursor for a plain continuation: without

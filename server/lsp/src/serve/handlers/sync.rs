@@ -8,7 +8,7 @@ use tower_lsp_server::ls_types::*;
 use laya_engine::Job;
 use laya_text::Document;
 
-use crate::serve::backend::{Backend, Doc, REJECTED_AFTER};
+use crate::serve::backend::{text_before, Backend, Doc, REJECTED_AFTER};
 use crate::serve::proto::{key, to_pos};
 pub async fn did_open(b: &Backend, params: DidOpenTextDocumentParams) {
     let td = params.text_document;
@@ -25,6 +25,7 @@ pub async fn did_open(b: &Backend, params: DidOpenTextDocumentParams) {
             checked: HashMap::new(),
             shown: None,
             rejected: HashSet::new(),
+            turned_down: Default::default(),
             last_edit: len + 1,
             too_long: false,
             published: false,
@@ -73,6 +74,8 @@ pub async fn did_change(b: &Backend, params: DidChangeTextDocumentParams) {
                         None if sh.since.elapsed() >= REJECTED_AFTER => {
                             let rest = sh.rest().to_string();
                             d.rejected.insert((at, rest));
+                            let before = text_before(&d, sh.at);
+                            d.turned_down.record(&before, &sh.ghost);
                         }
                         None => {}
                     }
