@@ -127,6 +127,8 @@ fn bench_quick_runs_every_workload_and_reports_well_formed_json() {
     }
     assert_eq!(w["score_8"]["check"]["totals"].as_array().unwrap().len(), 8);
     assert!(v["engines"]["laya"]["peak_rss_bytes"].as_u64().unwrap() > 100_000_000);
+    // Which CPU, which of its features, and what the kernels used of them.
+    assert!(v["cpu"]["features"].is_array() && v["cpu"]["kernels"].as_str().is_some_and(|k| !k.is_empty()), "{}", v["cpu"]);
     assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(saved["engines"]["laya"]["workloads"]["decode_64"]["reps"], 3);

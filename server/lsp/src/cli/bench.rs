@@ -12,7 +12,7 @@ use anyhow::{bail, Context};
 use laya_model::{KvCache, LoadOptions, Model};
 use serde_json::{json, Value};
 
-use super::{load_average, ms, out, peak_rss_bytes};
+use super::{cpu_report, load_average, ms, out, peak_rss_bytes};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -379,6 +379,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         "rounds": rounds,
         "load_average": load_average(),
         "cores": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "cpu": cpu_report(),
         "engines": engines,
         "ratios": ratios(&engines),
         "errors": failures,
@@ -450,6 +451,9 @@ fn print_tables(report: &Value) -> anyhow::Result<()> {
         report["reps"],
         report["load_average"].as_str().unwrap_or("?")
     ))?;
+    let cpu = &report["cpu"];
+    let features: Vec<&str> = cpu["features"].as_array().map(|a| a.iter().filter_map(|f| f.as_str()).collect()).unwrap_or_default();
+    out(&format!("cpu {}  |  {}  |  kernels: {}", cpu["model"].as_str().unwrap_or("?"), features.join(" "), cpu["kernels"].as_str().unwrap_or("?")))?;
     let mut header = format!("{:<12}", "median ms");
     for n in &names {
         header += &format!(" {:>18}", n);
@@ -570,6 +574,7 @@ fn replay(args: &Args) -> anyhow::Result<()> {
         args.pace_ms,
         report["load_average"].as_str().unwrap_or("?")
     ))?;
+    out(&format!("cpu {}  |  kernels: {}", report["cpu"]["model"].as_str().unwrap_or("?"), report["cpu"]["kernels"].as_str().unwrap_or("?")))?;
     let row = |name: &str, v: &Value| {
         format!(
             "{name:<34} p50 {:>7.2}  p95 {:>7.2}  p99 {:>7.2} ms  (n {})",

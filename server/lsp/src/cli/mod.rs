@@ -78,6 +78,19 @@ pub fn load_average() -> Option<String> {
     std::fs::read_to_string("/proc/loadavg").ok().map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
 
+/// The CPU a benchmark ran on: its model name, the vector and matrix features that matter to
+/// the kernels (of those it has), and what Laya's kernels use of them.
+pub fn cpu_report() -> serde_json::Value {
+    const FEATURES: &[&str] = &["avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "avx512_bf16", "amx_tile", "amx_int8", "amx_bf16"];
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines().find(|l| l.starts_with(name)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string()).unwrap_or_default()
+    };
+    let flags = field("flags");
+    let has: Vec<&str> = FEATURES.iter().copied().filter(|f| flags.split_whitespace().any(|x| x == *f)).collect();
+    serde_json::json!({"model": field("model name"), "features": has, "kernels": laya_model::cpu_kernels::describe()})
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,5 +115,6 @@ pub fn run(r: Replay) -> anyhow::Result<Value> {
         "budget_bytes": e["budget_bytes"],
         "peak_rss_bytes": crate::cli::peak_rss_bytes(),
         "load_average": crate::cli::load_average(),
+        "cpu": crate::cli::cpu_report(),
     }))
 }
