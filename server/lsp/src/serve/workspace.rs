@@ -3,7 +3,7 @@
 //! terms ("gopls", "rwlock", a crate's name) are not flagged in its docs.
 
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use laya_text::prose_mask;
 
@@ -15,43 +15,56 @@ const MAX_TOTAL_BYTES: u64 = 64 << 20;
 const SKIPPED_DIRS: &[&str] = &["node_modules", "target", "dist", "build", "vendor", "__pycache__", "venv", "site-packages"];
 /// Files read as prose: only their code counts.
 const PROSE_EXTENSIONS: &[&str] = &["md", "markdown", "txt", "rst", "adoc", "org", "tex", "typ"];
-/// Files not read at all (data, media, archives, lock files).
-const SKIPPED_EXTENSIONS: &[&str] = &[
-    "lock",
-    "json",
-    "svg",
-    "png",
-    "jpg",
-    "jpeg",
-    "gif",
-    "ico",
-    "pdf",
-    "zip",
-    "gz",
-    "tgz",
-    "xz",
-    "bz2",
-    "wasm",
-    "so",
-    "a",
-    "o",
-    "dylib",
-    "dll",
-    "exe",
-    "bin",
-    "gguf",
-    "safetensors",
-    "npz",
-    "npy",
-    "tsv",
-    "csv",
-    "jsonl",
-    "map",
-    "min.js",
-    "woff",
-    "woff2",
-    "ttf",
+/// Source files read for their identifiers (comments and string literals left out), by
+/// extension, with how their comments and strings look. Files of any other kind are not read:
+/// a commit message or a licence is prose, a lock file is data.
+const SOURCES: &[(&str, Lexis)] = &[
+    ("rs", Lexis::C),
+    ("go", Lexis::C),
+    ("c", Lexis::C),
+    ("h", Lexis::C),
+    ("cc", Lexis::C),
+    ("cpp", Lexis::C),
+    ("hpp", Lexis::C),
+    ("java", Lexis::C),
+    ("kt", Lexis::C),
+    ("swift", Lexis::C),
+    ("cs", Lexis::C),
+    ("scala", Lexis::C),
+    ("zig", Lexis::C),
+    ("dart", Lexis::C),
+    ("js", Lexis::Script),
+    ("mjs", Lexis::Script),
+    ("ts", Lexis::Script),
+    ("tsx", Lexis::Script),
+    ("jsx", Lexis::Script),
+    ("php", Lexis::Script),
+    ("py", Lexis::Hash),
+    ("rb", Lexis::Hash),
+    ("sh", Lexis::Hash),
+    ("bash", Lexis::Hash),
+    ("r", Lexis::Hash),
+    ("jl", Lexis::Hash),
+    ("toml", Lexis::Hash),
+    ("yaml", Lexis::Hash),
+    ("yml", Lexis::Hash),
+    ("lua", Lexis::Dash),
+    ("sql", Lexis::Dash),
+    ("hs", Lexis::Dash),
 ];
+
+/// How a language writes comments and strings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Lexis {
+    /// `//` and `/* */` comments; `"` strings (a `'` is a character or a lifetime).
+    C,
+    /// `//` and `/* */` comments; `"`, `'` and `` ` `` strings.
+    Script,
+    /// `#` comments; `"` and `'` strings (triple-quoted too).
+    Hash,
+    /// `--` comments; `"` and `'` strings.
+    Dash,
+}
 
 /// What a scan found.
 #[derive(Debug, Default)]
@@ -86,7 +99,10 @@ pub fn scan(roots: &[PathBuf]) -> Vocabulary {
                 }
                 continue;
             }
-            if !kind.is_file() || SKIPPED_EXTENSIONS.iter().any(|x| name.ends_with(&format!(".{x}"))) {
+            let ext = path.extension().and_then(|x| x.to_str()).map(str::to_ascii_lowercase).unwrap_or_default();
+            let lexis = SOURCES.iter().find(|(x, _)| *x == ext).map(|(_, l)| *l);
+            let prose = PROSE_EXTENSIONS.contains(&ext.as_str());
+            if !kind.is_file() || (lexis.is_none() && !prose) {
                 continue;
             }
             let size = e.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
@@ -100,41 +116,92 @@ pub fn scan(roots: &[PathBuf]) -> Vocabulary {
             let Ok(text) = std::fs::read_to_string(&path) else { continue }; // not UTF-8: not text
             v.files += 1;
             v.bytes += size;
-            add_code_words(&text, is_prose_file(&path), &mut v.words);
+            match lexis {
+                Some(l) => add_identifiers(&text, l, &mut v.words),
+                None => add_code_spans(&text, &mut v.words),
+            }
+            // The file's own name is the project's word too ("gopls.go", "rwlock.rs").
+            if let Some(stem) = path.file_stem().and_then(|x| x.to_str()) {
+                add_words_of(stem, &mut v.words);
+            }
         }
     }
     v
 }
 
-fn is_prose_file(path: &Path) -> bool {
-    path.extension().and_then(|x| x.to_str()).is_some_and(|x| PROSE_EXTENSIONS.contains(&x.to_ascii_lowercase().as_str()))
+/// The words in the code spans and blocks of a prose file.
+pub fn add_code_spans(text: &str, out: &mut HashSet<String>) {
+    let mask = prose_mask(text);
+    for (start, end) in identifiers(text) {
+        if !mask.contains(start) {
+            add_words_of(&text[start..end], out);
+        }
+    }
 }
 
-/// Adds the code words of `text` to `out`: in a prose file the words outside its prose (code
-/// spans and blocks), in a source file every identifier, whole and in its parts
-/// ("TokenStream" -> tokenstream, token, stream; "rw_lock" -> lock).
-pub fn add_code_words(text: &str, prose_file: bool, out: &mut HashSet<String>) {
-    let mask = prose_file.then(|| prose_mask(text));
-    let bytes = text.as_bytes();
+/// The identifiers of a source file, outside its comments and string literals (what it says in
+/// them is prose, typos included).
+fn add_identifiers(text: &str, lexis: Lexis, out: &mut HashSet<String>) {
+    let b = text.as_bytes();
+    let mut code = String::with_capacity(text.len());
     let mut i = 0;
-    while i < bytes.len() {
-        if !bytes[i].is_ascii_alphabetic() {
+    let at = |i: usize, s: &[u8]| b[i..].starts_with(s);
+    while i < b.len() {
+        let slash = lexis == Lexis::C || lexis == Lexis::Script;
+        if (slash && at(i, b"//")) || (lexis == Lexis::Hash && b[i] == b'#') || (lexis == Lexis::Dash && at(i, b"--")) {
+            i = text[i..].find('\n').map_or(b.len(), |n| i + n);
+        } else if slash && at(i, b"/*") {
+            i = text[i + 2..].find("*/").map_or(b.len(), |n| i + 2 + n + 2);
+        } else if lexis == Lexis::Hash && (at(i, b"\"\"\"") || at(i, b"'''")) {
+            let q = &text[i..i + 3];
+            i = text[i + 3..].find(q).map_or(b.len(), |n| i + 3 + n + 3);
+        } else if b[i] == b'"' || (b[i] == b'\'' && lexis != Lexis::C) || (b[i] == b'`' && lexis == Lexis::Script) {
+            let q = b[i];
+            i += 1;
+            while i < b.len() && b[i] != q {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else {
+            let n = text[i..].chars().next().map_or(1, char::len_utf8);
+            code.push_str(&text[i..(i + n).min(b.len())]);
+            i += n;
+            continue;
+        }
+        code.push(' ');
+    }
+    for (start, end) in identifiers(&code) {
+        add_words_of(&code[start..end], out);
+    }
+}
+
+/// Byte ranges of the ASCII identifiers of `text` (a letter, then letters, digits, `_`).
+fn identifiers(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = vec![];
+    let mut i = 0;
+    while i < b.len() {
+        if !(b[i].is_ascii_alphabetic() && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))) {
             i += 1;
             continue;
         }
         let start = i;
-        while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
             i += 1;
         }
-        if mask.as_ref().is_some_and(|m| m.contains(start)) {
-            continue; // prose: a word like any other, not a name
-        }
-        let ident = &text[start..i];
-        keep(ident, out);
-        for part in ident.split('_') {
-            for piece in camel_parts(part) {
-                keep(piece, out);
-            }
+        out.push((start, i));
+    }
+    out
+}
+
+/// An identifier's words, whole and in its parts ("TokenStream" -> tokenstream, token, stream;
+/// "rw_lock" -> lock; "gopls-server" -> gopls, server).
+fn add_words_of(ident: &str, out: &mut HashSet<String>) {
+    keep(ident, out);
+    for part in ident.split(|c: char| !c.is_ascii_alphanumeric()) {
+        keep(part, out);
+        for piece in camel_parts(part) {
+            keep(piece, out);
         }
     }
 }
@@ -169,9 +236,12 @@ fn keep(w: &str, out: &mut HashSet<String>) {
 mod tests {
     use super::*;
 
-    fn words(text: &str, prose: bool) -> Vec<String> {
+    fn words(text: &str, lexis: Option<Lexis>) -> Vec<String> {
         let mut out = HashSet::new();
-        add_code_words(text, prose, &mut out);
+        match lexis {
+            Some(l) => add_identifiers(text, l, &mut out),
+            None => add_code_spans(text, &mut out),
+        }
         let mut v: Vec<String> = out.into_iter().collect();
         v.sort();
         v
@@ -180,14 +250,16 @@ mod tests {
     #[test]
     fn source_files_give_their_identifiers_whole_and_in_parts() {
         assert_eq!(
-            words("let rw_lock = TokenStream::new(HTTPServer); // gopls", false),
-            ["gopls", "http", "httpserver", "let", "lock", "new", "server", "stream", "token", "tokenstream"]
+            words("let rw_lock = TokenStream::new(HTTPServer, \"recieve\"); // gopls /* teh */", Some(Lexis::C)),
+            ["http", "httpserver", "let", "lock", "new", "server", "stream", "token", "tokenstream"],
+            "comments and strings are prose"
         );
     }
 
     #[test]
     fn prose_files_give_only_their_code() {
-        assert_eq!(words("Run `gopls check` to see the desireable output.\n\n```\nrwlock := x\n```\n", true), ["check", "gopls", "rwlock"]);
+        assert_eq!(words("Run `gopls check` to see the desireable output.\n\n```\nrwlock := x\n```\n", None), ["check", "gopls", "rwlock"]);
+        assert_eq!(words("def gopls_main():\n    \"\"\"Recieve it.\"\"\"\n    x = 'teh'  # acheive\n", Some(Lexis::Hash)), ["def", "gopls", "main"]);
     }
 
     #[test]
@@ -202,10 +274,14 @@ mod tests {
         std::fs::write(dir.join("node_modules/x/a.js"), "var leftpadder").unwrap();
         std::fs::write(dir.join(".git/config"), "hiddenword").unwrap();
         std::fs::write(dir.join("data.bin"), [0xffu8, 0xfe, 0x00]).unwrap();
+        std::fs::write(dir.join("COMMIT_EDITMSG"), "I will recieve it").unwrap();
         let v = scan(std::slice::from_ref(&dir));
         let _ = std::fs::remove_dir_all(&dir);
         assert!(v.words.contains("gocode") && v.words.contains("zorblat"), "{:?}", v.words);
-        assert!(!v.words.contains("frobnicate") && !v.words.contains("leftpadder") && !v.words.contains("hiddenword"), "{:?}", v.words);
+        for w in ["frobnicate", "leftpadder", "hiddenword", "recieve"] {
+            assert!(!v.words.contains(w), "{w}: {:?}", v.words);
+        }
+        assert!(v.words.contains("readme") && v.words.contains("main"), "file names count: {:?}", v.words);
         assert_eq!((v.files, v.truncated), (2, false));
     }
 }
