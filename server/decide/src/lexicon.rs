@@ -3,7 +3,7 @@
 //! with one row of the weighted edit-distance table per level, and the words that sound like it
 //! (see `phonetic.rs`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -221,16 +221,16 @@ impl Lexicon {
             }
             map
         });
-        let typed_lower = typed.to_lowercase();
-        let mut out: Vec<Near> = sounds
-            .get(&key)
-            .into_iter()
-            .flatten()
-            .map(|&i| &self.entries[i as usize])
-            .filter(|e| e.word.to_lowercase() != typed_lower)
-            .take(limit)
-            .map(|e| Near { word: e.word.clone(), cost: SOUND_COST, log_prior: self.prior_of(e) })
-            .collect();
+        // `typed` itself, and each word once (entries are one per lowercase form).
+        let mut seen: HashSet<u32> = self.index.get(&typed.to_lowercase()).copied().into_iter().collect();
+        let mut out: Vec<Near> = Vec::new();
+        let mut take = |ids: &[u32], n: usize, cost: f32, out: &mut Vec<Near>| {
+            for &i in ids.iter().filter(|&&i| seen.insert(i)).take(n) {
+                let e = &self.entries[i as usize];
+                out.push(Near { word: e.word.clone(), cost, log_prior: self.prior_of(e) });
+            }
+        };
+        take(sounds.get(&key).map_or(&[][..], Vec::as_slice), limit, SOUND_COST, &mut out);
         // Keys one sound away (a sound added, dropped or changed), at a higher cost.
         if key.len() >= 3 {
             const SYMBOLS: &[u8] = b"0AFHJKLMNPRSTWX";
@@ -255,12 +255,9 @@ impl Lexicon {
             }
             for v in keys {
                 let Ok(other) = String::from_utf8(v) else { continue };
-                for &i in sounds.get(&other).into_iter().flatten().take(limit / 10) {
-                    let e = &self.entries[i as usize];
-                    if e.word.to_lowercase() != typed_lower && !out.iter().any(|n| n.word == e.word) {
-                        out.push(Near { word: e.word.clone(), cost: SOUND_COST + 0.5, log_prior: self.prior_of(e) });
-                    }
-                }
+                // The commonest tenth of the limit of each such key, less those already taken.
+                let ids = sounds.get(&other).map_or(&[][..], Vec::as_slice);
+                take(&ids[..ids.len().min(limit / 10)], limit / 10, SOUND_COST + 0.5, &mut out);
             }
         }
         out

@@ -63,7 +63,7 @@ pub struct SpellerOptions {
     /// word is ranked on its own (see `errors.rs`); 0 ranks by the hand-set edit costs alone.
     pub channel_weight: f32,
     /// The margin for a word's other grammatical number ("variables" for "variable", "gives"
-    /// for "give", "parenthesis" for "parentheses"; see [`Speller::inflections`]). Infinite (the
+    /// for "give", "parenthesis" for "parentheses"; see [`crate::slips::inflections`]). Infinite (the
     /// default) asks about none: the default model does not tell agreement slips from meant
     /// forms well enough. On ../shared/data/dev-typo-fixes.jsonl (42 real-word slips, 2,885
     /// clean words), against none: margin 4 finds 4 more slips for 9 more false alarms, 5 finds
@@ -551,7 +551,7 @@ impl Speller {
 
     /// The misspelling's candidates the model scores in context: (word, edit cost), the most
     /// likely on their own first.
-    /// None when no word is near it in letters, only in sound: in running text such a word
+    /// Nothing when no word is near it in letters, only in sound: in running text such a word
     /// is far more often a name or an identifier ("rwlock", "callsite") than spelled by ear.
     fn context_candidates(&self, word: &str) -> Vec<(String, f32)> {
         // Words one sound away are for words alone: in context they add false alarms (46 against

@@ -58,6 +58,12 @@ fn default_lexicon() -> Option<PathBuf> {
     if let Some(p) = var("LAYA_LEXICON") {
         return Some(PathBuf::from(p));
     }
+    beside_binary(LEXICON_RELATIVE)
+}
+
+/// The file `rel` (a path like `.deps/lexicon/en.tsv`) in the binary's repository or install
+/// prefix (the first of its folders' ancestors that has it), else under the current directory.
+pub fn beside_binary(rel: &str) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = vec![];
     if let Ok(exe) = std::env::current_exe().and_then(|p| p.canonicalize()) {
         dirs.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
@@ -65,5 +71,5 @@ fn default_lexicon() -> Option<PathBuf> {
     if let Ok(cwd) = std::env::current_dir() {
         dirs.push(cwd);
     }
-    dirs.into_iter().map(|d| d.join(LEXICON_RELATIVE)).find(|p| p.is_file())
+    dirs.into_iter().map(|d| d.join(rel)).find(|p| p.is_file())
 }

