@@ -379,7 +379,7 @@ pub fn complete_with(
     let split = split_at_cursor(text);
     // `typed`: what the next word must start with; `shown`: how much of it is already on screen.
     let next_word = |cache: &mut KvCache, context: &str, typed: &str, shown: usize, prior: f32| -> Result<Vec<Suggestion>> {
-        let ids = model.tokenizer.encode_prefix(context).map_err(DecideError::Model)?;
+        let ids = model.tokenizer.encode_context(context).map_err(DecideError::Model)?;
         if ids.is_empty() {
             return Err(DecideError::Input("there is no text to continue".into()));
         }
@@ -402,7 +402,7 @@ pub fn complete_with(
         return Ok(out);
     }
     // Inside a word: complete it. Its probabilities are relative to the typed characters.
-    let ids = model.tokenizer.encode_prefix(split.context).map_err(DecideError::Model)?;
+    let ids = model.tokenizer.encode_context(split.context).map_err(DecideError::Model)?;
     // P(word | what is typed) = P(word) / P(the text goes on as typed). The search finds only a
     // few words, so their sum would overstate each one; the mass of every first token that
     // agrees with the typed letters bounds P(as typed) from above (a token shorter than what is

@@ -191,7 +191,7 @@ pub fn letters_ahead(
         return Ok(vec![]);
     }
     let split = split_at_cursor(before);
-    let ids = model.tokenizer.encode_prefix(split.context)?;
+    let ids = model.tokenizer.encode_context(split.context)?;
     if ids.is_empty() || cache.tokens().len() < ids.len() || cache.tokens()[..ids.len()] != ids[..] {
         return Ok(vec![]);
     }
@@ -233,7 +233,7 @@ pub fn letters_ahead(
 /// Only where the word's own tokens were stepped to already (their log-probs are kept), and
 /// the mark is a token of its own after them.
 fn marks_ahead(model: &Model, fork: &KvCache, before: &str, ids: &[u32]) -> Result<Vec<(f32, Vec<LetterStep>)>> {
-    let all = model.tokenizer.encode(before)?;
+    let all = model.tokenizer.encode_document(before)?;
     let Some(word) = all.strip_prefix(ids).filter(|w| !w.is_empty()) else { return Ok(vec![]) };
     let Some(after_word) = fork.lookahead_path(word) else { return Ok(vec![]) };
     let mut out = Vec::new();
@@ -246,7 +246,7 @@ fn marks_ahead(model: &Model, fork: &KvCache, before: &str, ids: &[u32]) -> Resu
         if p < MARK_MIN_PROB || fork.lookahead_path(&path).is_some() {
             continue;
         }
-        if model.tokenizer.encode(&format!("{before}{m}"))?.strip_prefix(&all[..]) == Some(&[t][..]) {
+        if model.tokenizer.encode_document(&format!("{before}{m}"))?.strip_prefix(&all[..]) == Some(&[t][..]) {
             out.push((p, vec![LetterStep { context: ids.to_vec(), key: m, path }]));
         }
     }
@@ -311,7 +311,7 @@ fn corrected(
     if cands.is_empty() {
         return Ok(None);
     }
-    let ids = model.tokenizer.encode_prefix(context)?;
+    let ids = model.tokenizer.encode_context(context)?;
     if ids.is_empty() {
         return Ok(None);
     }

@@ -22,7 +22,7 @@ pub fn rank(model: &Model, cache: &mut KvCache, context: &str, candidates: &[Str
     if candidates.is_empty() {
         return Err(DecideError::Input("no candidates to rank".into()));
     }
-    let ids = model.tokenizer.encode_prefix(context)?;
+    let ids = model.tokenizer.encode_context(context)?;
     if ids.is_empty() {
         return Err(DecideError::Input("the context is empty: ranking needs text to continue".into()));
     }

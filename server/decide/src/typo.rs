@@ -261,46 +261,60 @@ impl Speller {
         let mut issues = Vec::new();
         let asks = self.asks(model.is_some(), text, context_len, skip, &mut issues)?;
         if let Some(model) = model {
-            let (scored, _) = self.score_asks(model, cache, text, &asks, interrupt)?;
-            let mut found: Vec<Option<Issue>> = asks.iter().zip(scored).map(|(ask, scored)| self.decide(text, ask, scored)).collect();
-            // Typos cluster ("I recieved teh letter"): a word judged with a slip in the words
-            // after it is judged on a text that is wrong either way, and may pass. So each word
-            // whose right context holds a flagged word is judged again with that word corrected
-            // (its best suggestion), until no more words are flagged. The text before a word is
-            // the document's, as written: the cache holds it, and a word is rarely hidden by
-            // an error before it (the model reads on past one).
-            for _ in 0..CLUSTER_ROUNDS {
-                let fixes: Vec<(usize, usize, &str)> =
-                    found.iter().flatten().filter_map(|i| i.suggestions.first().map(|c| (i.start, i.end, c.word.as_str()))).collect();
-                let again: Vec<(usize, Ask)> = asks
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, _)| found[*k].is_none())
-                    .filter_map(|(k, ask)| {
-                        let right = corrected(text, ask.end, ask.reach, &fixes)?;
-                        Some((k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), ..*ask }))
-                    })
-                    .collect();
-                if again.is_empty() {
-                    break;
-                }
-                let re_asks: Vec<Ask> = again.iter().map(|(_, a)| a.clone()).collect();
-                let (scored, _) = self.score_asks(model, cache, text, &re_asks, interrupt)?;
-                let mut more = false;
-                for ((k, ask), scored) in again.iter().zip(scored) {
-                    if let Some(i) = self.decide(text, ask, scored) {
-                        found[*k] = Some(i);
-                        more = true;
-                    }
-                }
-                if !more {
-                    break;
-                }
-            }
+            let (found, _) = self.judge(model, cache, text, &asks, interrupt)?;
             issues.extend(found.into_iter().flatten());
         }
         issues.sort_by_key(|i| i.start);
         Ok(issues)
+    }
+
+    /// Each ask's issue, or none, and how many asks were scored rather than read from the memo.
+    /// Typos cluster ("I recieved teh letter"): a word judged with a slip in the words after it
+    /// is judged on a text that is wrong either way, and may pass. So each word whose right
+    /// context holds a flagged word is judged again with that word corrected (its best
+    /// suggestion), until no more words are flagged. The text before a word is the document's,
+    /// as written: the cache holds it, and a word is rarely hidden by an error before it (the
+    /// model reads on past one).
+    fn judge(
+        &self,
+        model: &Model,
+        cache: &mut KvCache,
+        text: &str,
+        asks: &[Ask],
+        interrupt: &dyn Fn() -> bool,
+    ) -> Result<(Vec<Option<Issue>>, usize)> {
+        let (scored, mut computed) = self.score_asks(model, cache, text, asks, interrupt)?;
+        let mut found: Vec<Option<Issue>> = asks.iter().zip(scored).map(|(ask, scored)| self.decide(text, ask, scored)).collect();
+        for _ in 0..CLUSTER_ROUNDS {
+            let fixes: Vec<(usize, usize, &str)> =
+                found.iter().flatten().filter_map(|i| i.suggestions.first().map(|c| (i.start, i.end, c.word.as_str()))).collect();
+            let again: Vec<(usize, Ask)> = asks
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| found[*k].is_none())
+                .filter_map(|(k, ask)| {
+                    let right = corrected(text, ask.end, ask.reach, &fixes)?;
+                    Some((k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), ..*ask }))
+                })
+                .collect();
+            if again.is_empty() {
+                break;
+            }
+            let re_asks: Vec<Ask> = again.iter().map(|(_, a)| a.clone()).collect();
+            let (scored, n) = self.score_asks(model, cache, text, &re_asks, interrupt)?;
+            computed += n;
+            let mut more = false;
+            for ((k, ask), scored) in again.iter().zip(scored) {
+                if let Some(i) = self.decide(text, ask, scored) {
+                    found[*k] = Some(i);
+                    more = true;
+                }
+            }
+            if !more {
+                break;
+            }
+        }
+        Ok((found, computed))
     }
 
     /// What to ask the model about `text` after `context_len`, word by word; misspellings that
@@ -396,7 +410,7 @@ impl Speller {
     pub fn check_ahead(&self, model: &Model, cache: &mut KvCache, text: &str, context_len: usize, interrupt: &dyn Fn() -> bool) -> Result<usize> {
         let mut asks = self.asks(true, text, context_len, &|w| !self.is_known(w), &mut Vec::new())?;
         asks.retain(|a| settled(text, a.reach));
-        Ok(self.score_asks(model, cache, text, &asks, interrupt)?.1)
+        Ok(self.judge(model, cache, text, &asks, interrupt)?.1)
     }
 
     /// Each ask's candidates scored in context, best first (from the memo where it was asked
@@ -445,12 +459,12 @@ impl Speller {
             return Err(DecideError::Interrupted);
         }
         let text = &text[base..];
-        let ids: Vec<Vec<u32>> = todo.iter().map(|t| model.tokenizer.encode_prefix(t.3)).collect::<std::result::Result<_, _>>()?;
+        let ids: Vec<Vec<u32>> = todo.iter().map(|t| model.tokenizer.encode_context(t.3)).collect::<std::result::Result<_, _>>()?;
         // One prefill, up to the end of the last word asked about and the text after it; every
         // word's context is a prefix of it (subword tokens carry their leading space, so text
         // cut before a space tokenizes as a prefix of the longer text: checked, not assumed).
         let upto = todo.iter().map(|t| asks[t.0].reach - base).max().unwrap_or(0);
-        let full = model.tokenizer.encode(&text[..upto])?;
+        let full = model.tokenizer.encode_document(&text[..upto])?;
         let shared = ids.iter().any(|v| !v.is_empty()) && ids.iter().all(|v| full.starts_with(v));
         let mut forks = if shared {
             // A cache that already holds the text (the document's, typed further) needs nothing:
@@ -471,9 +485,10 @@ impl Speller {
             let scored = match forks[j].as_mut() {
                 Some(fork) => self.in_context(model, fork, Some((&*cache, &full[ids[j].len()..])), lead, ask)?,
                 None if ids[j].is_empty() => {
-                    // Nothing before the word (the first of a document): read as a paragraph's
-                    // start, on a cache of its own. The lexicon's counts alone would call every
-                    // rarer word of a set a slip ("Thorough work pays." -> "Through").
+                    // Nothing before the word (the first of a document, for a model that asks
+                    // for no start token): read as a paragraph's start, on a cache of its own.
+                    // The lexicon's counts alone would call every rarer word of a set a slip
+                    // ("Thorough work pays." -> "Through").
                     let mut start = KvCache::new();
                     model.prefill(&mut start, &model.tokenizer.encode_prefix(PARAGRAPH)?)?;
                     self.in_context(model, &mut start, None, lead, ask)?
@@ -496,6 +511,7 @@ impl Speller {
 
     /// What an ask's scores say: an issue, or none.
     fn decide(&self, text: &str, ask: &Ask, scored: Vec<Correction>) -> Option<Issue> {
+        eprintln!("DEBUG decide {:?} {:?}", &text[ask.start..ask.end], scored.iter().map(|c| (c.word.clone(), c.score)).collect::<Vec<_>>());
         let word = &text[ask.start..ask.end];
         let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
         let issue = |kind, suggestions| Some(Issue { start: ask.start, end: ask.end, word: word.to_string(), kind, suggestions });

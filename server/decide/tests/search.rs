@@ -53,7 +53,7 @@ fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_
     let vocab = Vocab::new(&model).unwrap();
     let opts = GhostOptions::default();
     let forwards = || model.forward_count().0;
-    let (mut planned, mut marks) = (0, 0);
+    let mut planned = 0;
     for before in [
         "I would like a cup of ",
         "It was a bright cold day in Ap",
@@ -64,9 +64,15 @@ fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_
         let mut cache = KvCache::new();
         ghost(&model, &vocab, None, &mut cache, before, "", &opts).unwrap();
         let plan = letters_ahead(&model, &vocab, &cache, before, "", &opts, 3, None).unwrap();
+        if before.ends_with("April") {
+            // After a whole word, "," is as likely a key as a letter: its step is planned, or
+            // the ghost text's own search took it already. Either way "April," runs no forward.
+            let all = model.tokenizer.encode_document(&format!("{before},")).unwrap();
+            let path = all.strip_prefix(cache.tokens()).expect("the cache holds the context");
+            assert!(plan.iter().any(|s| s.key == ',') || cache.lookahead_path(path).is_some(), "{plan:?} {path:?}");
+        }
         assert!(plan.len() <= 3 * 4 + 2, "{plan:?}");
         planned += plan.len();
-        marks += plan.iter().filter(|s| !s.key.is_alphanumeric()).count();
         for step in &plan {
             let typed = format!("{before}{}", step.key);
             let mut cold = cache.fork();
@@ -87,8 +93,6 @@ fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_
         }
     }
     assert!(planned >= 3, "only {planned} steps planned");
-    // After a whole word, "," or "." is as likely a key as a letter: "April," then runs no forward.
-    assert!(marks >= 1, "no mark planned after \"April\"");
     // Nothing inside a word, outside prose or before any text.
     let cache = KvCache::new();
     assert!(letters_ahead(&model, &vocab, &cache, "I would like a cup of t", "ea", &opts, 3, None).unwrap().is_empty());
@@ -109,7 +113,7 @@ fn typing_after_a_paragraph_break_never_cuts_the_cache_back() {
     ghost(&model, &vocab, None, &mut cache, &text[..from], "", &opts).unwrap();
     // The break's keystroke leaves the text up to it in the cache (and a phrase after it, which
     // the next key cuts off); every later key must find the break still there.
-    let kept = model.tokenizer.encode_prefix(&text[..from]).unwrap();
+    let kept = model.tokenizer.encode_context(&text[..from]).unwrap();
     assert!(cache.tokens().starts_with(&kept), "{:?} against {kept:?}", cache.tokens());
     for end in from + 1..=text.len() {
         ghost(&model, &vocab, None, &mut cache, &text[..end], "", &opts).unwrap();

@@ -36,7 +36,7 @@ fn words_scored_while_typing_leave_the_check_nothing_to_compute_and_the_same_iss
     let mut scored_at_then = None;
     for end in (window.len() + 1..=text.len()).filter(|&i| text.is_char_boundary(i)) {
         let typed = &text[..end];
-        let ids = model.tokenizer.encode(typed).unwrap();
+        let ids = model.tokenizer.encode_document(typed).unwrap();
         model.prefill(&mut doc, &ids).unwrap();
         let mut fork = doc.fork();
         scored += ahead.check_ahead(&model, &mut fork, typed, window.len(), &never).unwrap();

@@ -35,6 +35,8 @@ pub struct Tokenizer {
     vocab_size: usize,
     /// The id of [`PROBE`] alone, when it is one token (see [`Tokenizer::encode_prefix`]).
     probe: Option<u32>,
+    /// The tokens every sequence the model reads begins with (see [`Tokenizer::start`]).
+    start: Vec<u32>,
 }
 
 /// A letter appended to a text to see how its end is tokenized when a word follows.
@@ -127,7 +129,7 @@ impl Tokenizer {
             Ok(ids) if ids.len() == 1 => Some(ids[0]),
             _ => None,
         };
-        Self { inner, special, eos, vocab_size, probe }
+        Self { inner, special, eos, vocab_size, probe, start: vec![] }
     }
 
     /// Reads an mlx-lm / Hugging Face `tokenizer.json`.
@@ -190,5 +192,31 @@ impl Tokenizer {
 
     pub fn id_of(&self, token: &str) -> Option<u32> {
         self.inner.token_to_id(token)
+    }
+
+    /// The tokens every sequence begins with, before a document's first character: the start
+    /// token the model asks for (Gemma's `<bos>`), or none.
+    ///
+    /// A paragraph break ("\n\n") in front of every text was tried for SmolLM2, which asks for
+    /// nothing: the model then stops taking a text's first words for the middle of something
+    /// ("Right now, ..." no longer reads as "Right know"), and false alarms on typo-fixes.jsonl
+    /// fell from 10 to 8 (found 0.803 -> 0.811); but every real-word lead in short texts shrank
+    /// ("I think its going to rain.": "it's" ahead by 2.0 nats, not 2.9; "I think it it will
+    /// rain.": 5.9, not 7.7), under the margins tuned without it, and those plain slips went
+    /// unflagged. Re-tuning the margins for it is work not yet done.
+    pub fn start(&self) -> &[u32] {
+        &self.start
+    }
+
+    /// The tokens of `text` as the start of a sequence to be continued: [`Tokenizer::start`]
+    /// then [`Tokenizer::encode_prefix`]. Every context the model reads is encoded so, so that
+    /// caches of the same document share their tokens from the first.
+    pub fn encode_context(&self, text: &str) -> Result<Vec<u32>> {
+        Ok([&self.start[..], &self.encode_prefix(text)?].concat())
+    }
+
+    /// The tokens of `text` as a whole sequence: [`Tokenizer::start`] then [`Tokenizer::encode`].
+    pub fn encode_document(&self, text: &str) -> Result<Vec<u32>> {
+        Ok([&self.start[..], &self.encode(text)?].concat())
     }
 }
