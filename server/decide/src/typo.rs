@@ -511,7 +511,6 @@ impl Speller {
 
     /// What an ask's scores say: an issue, or none.
     fn decide(&self, text: &str, ask: &Ask, scored: Vec<Correction>) -> Option<Issue> {
-        eprintln!("DEBUG decide {:?} {:?}", &text[ask.start..ask.end], scored.iter().map(|c| (c.word.clone(), c.score)).collect::<Vec<_>>());
         let word = &text[ask.start..ask.end];
         let own = scored.iter().find(|c| c.word == word).map_or(f32::NEG_INFINITY, |c| c.score);
         let issue = |kind, suggestions| Some(Issue { start: ask.start, end: ask.end, word: word.to_string(), kind, suggestions });
@@ -585,6 +584,11 @@ impl Speller {
     fn leave_alone(&self, text: &str, start: usize, word: &str) -> bool {
         let letters = word.chars().filter(|c| c.is_alphabetic()).count();
         if (letters < 2 && !self.confusions.contains_key(word)) || word.chars().any(|c| c.is_ascii_digit() || c == '_') {
+            return true;
+        }
+        // The lexicon is English: a word with letters of another script (Chinese, Cyrillic, ...)
+        // is not for it to judge.
+        if word.chars().any(|c| laya_text::script_of(c).is_some_and(|s| !s.is_latin())) {
             return true;
         }
         if self.is_user_word(word) {
