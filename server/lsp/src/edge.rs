@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use laya_decide::LEXICON_RELATIVE;
 use laya_engine::Locations;
 use laya_model::cpu_kernels::KernelOptions;
-use laya_model::{default_model_path_in, xdg_home, LoadOptions, ModelLocations};
+use laya_model::{default_model_path_in, multilingual_model_path_in, xdg_home, LoadOptions, ModelLocations};
 
 /// What the environment says, for every command of this process.
 #[derive(Debug, Clone)]
@@ -36,7 +36,11 @@ fn var(name: &str) -> Option<String> {
 fn read() -> Edge {
     let xdg = |name: &str, fallback: &str| xdg_home(std::env::var_os(name), std::env::var_os("HOME"), fallback);
     let cache_home = xdg("XDG_CACHE_HOME", ".cache").unwrap_or_else(|| PathBuf::from("."));
-    let models = ModelLocations { from_env: var("LAYA_MODEL").map(PathBuf::from), default: default_model_path_in(&cache_home) };
+    let models = ModelLocations {
+        from_env: var("LAYA_MODEL").map(PathBuf::from),
+        default: default_model_path_in(&cache_home),
+        multilingual: multilingual_model_path_in(&cache_home),
+    };
     let load = LoadOptions {
         cpu_kernels: laya_model::cpu_kernels::available() && var("LAYA_CPU_KERNELS").as_deref() != Some("0"),
         check_gpu: var("LAYA_ALLOW_CUDA").as_deref() != Some("1"),

@@ -21,6 +21,8 @@ pub use cache::{KvCache, STEP as KV_STEP};
 pub use config::{Arch, ModelConfig, Rope};
 pub use error::{ModelError, Result};
 pub use model::{CachedRows, CandidateScore, Format, LoadOptions, Model, ModelInfo, Prefill};
-pub use paths::{default_model_path_in, xdg_home, ModelLocations, DEFAULT_MODEL_FILE};
+pub use paths::{
+    default_model_path_in, multilingual_model_path_in, xdg_home, ModelChoice, ModelLocations, DEFAULT_MODEL_FILE, MULTILINGUAL_MODEL_FILE,
+};
 pub use runtime::{device_name, mlx_version};
 pub use tokenizer::Tokenizer;

@@ -9,6 +9,9 @@ pub use document::{Document, Edit, Position, PositionEncoding, Range, TextError}
 mod prose;
 pub use prose::{is_prose_at, prose_mask, words, ProseMask};
 
+mod script;
+pub use script::{dominant_script, is_spaceless, script_of, Script};
+
 /// Paragraphs of a text (runs of non-blank lines; a blank line is empty or whitespace only):
 /// (first char index, text with its line breaks), in order.
 pub fn paragraphs(text: &str) -> Vec<(usize, String)> {
@@ -57,9 +60,11 @@ pub struct CursorSplit<'a> {
 
 /// Splits `text` (the text before the cursor) so that a model can continue it at a word
 /// boundary: subword tokenizers attach the leading space to the word (" Paris"), so the
-/// context stops before that space and the typed characters become a constraint.
+/// context stops before that space and the typed characters become a constraint. In scripts
+/// written without spaces (Chinese, Japanese, Thai) an input method commits whole characters:
+/// nothing of a word is "being typed", and the context runs to the cursor.
 pub fn split_at_cursor(text: &str) -> CursorSplit<'_> {
-    let word_start = text.char_indices().rev().take_while(|&(_, c)| is_word_char(c)).last().map_or(text.len(), |(i, _)| i);
+    let word_start = text.char_indices().rev().take_while(|&(_, c)| is_word_char(c) && !is_spaceless(c)).last().map_or(text.len(), |(i, _)| i);
     let word = &text[word_start..];
     // A leading apostrophe is a quote mark, not part of the word.
     let (word_start, word) = match word.strip_prefix(['\'', '’']) {
@@ -110,5 +115,13 @@ mod tests {
         assert_eq!(split("c'est l’é"), ("c'est", " l’é", "l’é"));
         assert_eq!(split("He said 'hel"), ("He said '", "hel", "hel"));
         assert_eq!(split("Grüße aus Mün"), ("Grüße aus", " Mün", "Mün"));
+    }
+
+    #[test]
+    fn text_without_spaces_has_no_word_being_typed() {
+        assert_eq!(split("今天天气真"), ("今天天气真", "", ""));
+        assert_eq!(split("今天天气真好，"), ("今天天气真好，", "", ""));
+        assert_eq!(split("我们用Rus"), ("我们用", "Rus", "Rus"));
+        assert_eq!(split("𠀋"), ("𠀋", "", ""));
     }
 }

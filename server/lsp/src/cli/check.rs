@@ -30,6 +30,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if text.trim().is_empty() {
         anyhow::bail!("the text is empty");
     }
+    // Spelling is checked against an English lexicon: words of other scripts are left alone.
+    let note = laya_text::dominant_script(&text)
+        .filter(|s| !s.is_latin())
+        .map(|s| format!("the text is mostly in {s:?} script, which Laya has no spelling lexicon for: only its Latin-script words are checked"));
     let speller = super::eval::load_speller(args.lexicon.as_deref())?;
     let (model, load_ms) = load_model(&args.model)?;
     let counts = laya_decide::word_counts(&text);
@@ -55,7 +59,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        return out(&json!({"issues": items, "latency_ms": latency_ms, "load_ms": load_ms}).to_string());
+        let mut v = json!({"issues": items, "latency_ms": latency_ms, "load_ms": load_ms});
+        if let Some(n) = &note {
+            v["note"] = json!(n);
+        }
+        return out(&v.to_string());
+    }
+    if let Some(n) = &note {
+        eprintln!("note: {n}");
     }
     for i in &issues {
         let what = match i.kind {

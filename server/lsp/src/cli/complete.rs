@@ -6,7 +6,7 @@ use laya_decide::{SuggestionKind, Vocab};
 use laya_model::KvCache;
 use serde_json::json;
 
-use super::{load_model, ms, out, prob, visible};
+use super::{load_model_for, ms, out, prob, visible};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -29,7 +29,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     if args.text.is_empty() {
         anyhow::bail!("TEXT is empty: give the text before the cursor, e.g. laya complete \"The capital of France is\"");
     }
-    let (model, load_ms) = load_model(&args.model)?;
+    let (model, load_ms) = load_model_for(&args.model, &args.text)?;
     let vocab = Vocab::new(&model)?;
     let mut cache = KvCache::new();
     let start = Instant::now();

@@ -20,8 +20,15 @@ use crate::ModelArgs;
 
 /// Loads the model the arguments name (or the default), saying which one failed and why.
 pub fn load_model(args: &ModelArgs) -> anyhow::Result<(Model, f64)> {
+    load_model_for(args, "")
+}
+
+/// Loads the model the arguments name, else the fetched model that covers `text`'s script
+/// (the multilingual one for Chinese, Japanese, Cyrillic, ...; the default for English).
+pub fn load_model_for(args: &ModelArgs, text: &str) -> anyhow::Result<(Model, f64)> {
     let locations = &crate::edge::edge().locations;
-    let path = locations.models.resolve(args.model.as_deref())?;
+    let choice = laya_model::ModelChoice::for_script(laya_text::dominant_script(text));
+    let path = locations.models.resolve_for(args.model.as_deref(), choice)?;
     let start = Instant::now();
     let model = Model::load_with(&path, locations.load).with_context(|| format!("loading the model {}", path.display()))?;
     Ok((model, ms(start)))

@@ -5,7 +5,7 @@ use std::time::Instant;
 use laya_model::KvCache;
 use serde_json::json;
 
-use super::{load_model, ms, out, visible};
+use super::{load_model_for, ms, out, visible};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -35,11 +35,15 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         anyhow::bail!("candidate {} is empty", i + 1);
     }
     // A context ending in a letter wants its next word with a leading space (" help"), the way
-    // the tokenizer saw words in training; after a space or newline the candidate goes as is.
-    let spaced = !args.literal && !args.context.ends_with(char::is_whitespace);
-    let scored: Vec<String> =
-        args.candidates.iter().map(|c| if spaced && !c.starts_with(char::is_whitespace) { format!(" {c}") } else { c.clone() }).collect();
-    let (model, load_ms) = load_model(&args.model)?;
+    // the tokenizer saw words in training; after a space or newline the candidate goes as is,
+    // and so does one that continues text written without spaces ("今天天气真" -> "好").
+    let spaced = !args.literal && !args.context.ends_with(char::is_whitespace) && !args.context.ends_with(laya_text::is_spaceless);
+    let scored: Vec<String> = args
+        .candidates
+        .iter()
+        .map(|c| if spaced && !c.starts_with(char::is_whitespace) && !c.starts_with(laya_text::is_spaceless) { format!(" {c}") } else { c.clone() })
+        .collect();
+    let (model, load_ms) = load_model_for(&args.model, &args.context)?;
     let mut cache = KvCache::new();
     let start = Instant::now();
     let ranked = laya_decide::rank(&model, &mut cache, &args.context, &scored)?;
