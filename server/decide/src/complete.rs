@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use laya_model::{KvCache, Model};
-use laya_text::{is_word, is_word_char, split_at_cursor};
+use laya_text::{is_spaceless, is_word, is_word_char, split_at_cursor};
 
 use crate::{DecideError, Result};
 
@@ -71,17 +71,21 @@ impl Vocab {
     fn from_texts(texts: Vec<String>, special: Vec<bool>) -> Self {
         let n = texts.len();
         // A token ends the word before it if it starts with anything but a word char
-        // (space, punctuation, newline) or is a control token such as end-of-text.
+        // (space, punctuation, newline) or is a control token such as end-of-text. In scripts
+        // written without spaces (Chinese, Japanese) the tokenizer's own pieces are the words:
+        // a token that starts with such a character ends the word before it, and never goes
+        // on with one ("天气" is a word, "真" the next).
         let boundary = texts
             .iter()
             .enumerate()
             .map(|(id, t)| match t.chars().next() {
-                Some(c) => !is_word_char(c) && c != '\u{FFFD}',
+                Some(c) => (!is_word_char(c) && c != '\u{FFFD}') || is_spaceless(c),
                 None => special[id],
             })
             .collect();
         let ok = |t: &str| !t.is_empty() && !t.contains('\u{FFFD}');
-        let word_ids = (0..n as u32).filter(|&i| ok(&texts[i as usize]) && is_word(&texts[i as usize])).collect();
+        let word_ids =
+            (0..n as u32).filter(|&i| ok(&texts[i as usize]) && is_word(&texts[i as usize]) && !texts[i as usize].starts_with(is_spaceless)).collect();
         let start_ids = (0..n as u32)
             .filter(|&i| {
                 let t = &texts[i as usize];
@@ -173,7 +177,7 @@ fn allowed(so_far: &str, tok: &str, typed: &str) -> bool {
     if so_far.is_empty() && typed.is_empty() {
         return is_word(tok.strip_prefix(' ').unwrap_or(tok));
     }
-    is_word(tok)
+    is_word(tok) && !tok.starts_with(is_spaceless)
 }
 
 /// Searches the words that can follow `cache`'s context and start with `typed`; returns them

@@ -11,7 +11,7 @@ use std::time::Instant;
 use laya_decide::{Ghost, GhostOptions};
 
 use crate::pace::Work;
-use crate::worker::Worker;
+use crate::worker::{model_of_doc, Worker};
 
 /// Most letters of the next keystroke whose first step is worked out while idle.
 pub(crate) const LETTERS_AHEAD: usize = 3;
@@ -66,9 +66,9 @@ impl Worker {
         if self.versions.get(&s.doc).is_none_or(|v| *v != s.version) || !self.caches.contains_key(&s.doc) {
             return;
         }
-        let Some(f0) = self.loaded.as_ref().map(|l| l.model.forward_count().0) else { return };
+        let Some(f0) = model_of_doc(&self.loaded, &self.multilingual, &self.doc_models, &s.doc).map(|l| l.model.forward_count().0) else { return };
         let mut cache = self.doc_cache(&s.doc);
-        let loaded = self.loaded.as_ref().expect("checked above");
+        let loaded = model_of_doc(&self.loaded, &self.multilingual, &self.doc_models, &s.doc).expect("checked above");
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             laya_decide::ghost(&loaded.model, &loaded.vocab, self.speller.as_ref(), &mut cache, &s.before, &s.after, &s.opts)
         }));
@@ -93,7 +93,7 @@ impl Worker {
             self.stats.letter_steps_skipped += l.plan.as_ref().map_or(1, |p| p.len()) as u64;
             return;
         }
-        let Some(loaded) = self.loaded.as_ref() else { return };
+        let Some(loaded) = model_of_doc(&self.loaded, &self.multilingual, &self.doc_models, &l.doc) else { return };
         let Some(cache) = self.caches.get_mut(&l.doc).map(|d| &mut d.cache) else { return };
         if l.plan.is_none() {
             let plan = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -134,6 +134,10 @@ impl Worker {
     /// is left waits for the next moment it fits.
     pub(crate) fn check_ahead(&mut self, c: CheckAhead) {
         if self.versions.get(&c.doc).is_none_or(|v| *v != c.version) {
+            return;
+        }
+        // The check's words are English: scored ahead only on a cache of the default model.
+        if self.doc_models.get(&c.doc).is_some_and(|&m| m != laya_model::ModelChoice::Default) {
             return;
         }
         let (Some(loaded), Some(speller), Some(d)) = (self.loaded.as_ref(), self.speller.as_ref(), self.caches.get(&c.doc)) else { return };

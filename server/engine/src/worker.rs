@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use dashmap::DashMap;
 use laya_decide::{Ghost, GhostOptions, Speller, TypedThrough, Vocab};
-use laya_model::{KvCache, Model};
+use laya_model::{KvCache, Model, ModelChoice};
 
 use crate::ahead::{completes_word, CheckAhead, Letters, Speculation};
 use crate::job::{Job, JobError, Stats};
@@ -29,8 +29,16 @@ pub(crate) struct Loaded {
 }
 
 pub(crate) struct Worker {
+    /// The model of Latin-script text, or the one model the settings (or LAYA_MODEL) name.
     pub(crate) loaded: Option<Loaded>,
     pub(crate) load_error: String,
+    /// Whether a model was named: then every document uses `loaded`, whatever its script.
+    pub(crate) named: bool,
+    /// The multilingual model, loaded the first time a document needs it (Chinese, Japanese,
+    /// Cyrillic, ... text, with no model named); its error when it could not be loaded.
+    pub(crate) multilingual: Option<Result<Loaded, String>>,
+    /// Which model each document's cache belongs to (by the script of its text so far).
+    pub(crate) doc_models: HashMap<String, ModelChoice>,
     pub(crate) speller: Option<Speller>,
     pub(crate) user_words: Vec<String>,
     pub(crate) caches: HashMap<String, DocCache>,
@@ -75,6 +83,9 @@ impl Worker {
             locations: opts.locations,
             loaded: None,
             load_error: "the model is still loading".into(),
+            named: false,
+            multilingual: None,
+            doc_models: HashMap::new(),
             speller: None,
             user_words: vec![],
             caches: HashMap::new(),
@@ -224,6 +235,57 @@ impl Worker {
         self.loaded.as_ref().ok_or_else(|| JobError::NoModel(self.load_error.clone()))
     }
 
+    /// Routes `doc` by the script of `text` (its text before the cursor): a document in Latin
+    /// script (or one a named model serves) uses `loaded`, any other the multilingual model,
+    /// loaded here the first time one needs it. A text without letters keeps the document's
+    /// route. A document that changes route loses its cache (its tokens belong to the other
+    /// model). Where the multilingual model is missing, the default serves, and the log says why.
+    fn route(&mut self, doc: &str, text: &str) -> ModelChoice {
+        let was = self.doc_models.get(doc).copied();
+        let choice = if self.named {
+            ModelChoice::Default
+        } else {
+            match laya_text::dominant_script(text) {
+                Some(s) => ModelChoice::for_script(Some(s)),
+                None => was.unwrap_or(ModelChoice::Default),
+            }
+        };
+        if was.is_some_and(|w| w != choice) {
+            self.caches.remove(doc);
+            self.last_ghost.remove(doc);
+        }
+        self.doc_models.insert(doc.to_string(), choice);
+        if choice == ModelChoice::Multilingual {
+            self.ensure_multilingual();
+        }
+        choice
+    }
+
+    /// Loads the multilingual model unless that was tried already.
+    fn ensure_multilingual(&mut self) {
+        if self.multilingual.is_some() {
+            return;
+        }
+        let r = self.load_model(Some(&self.locations.models.multilingual.clone())).map_err(|e| match e {
+            JobError::NoModel(m) | JobError::Failed(m) => m,
+            other => format!("{other:?}"),
+        });
+        match &r {
+            Ok(l) => tracing::info!("{} loaded for text that is not in Latin script", l.name),
+            Err(e) => tracing::warn!("the multilingual model is not available, so the default serves text of other scripts: {e}"),
+        }
+        self.multilingual = Some(r);
+    }
+
+    /// The model a route leads to: the multilingual one when it is loaded, else `loaded`.
+    pub(crate) fn model_for(&self, choice: ModelChoice) -> Result<&Loaded, JobError> {
+        match (choice, &self.multilingual) {
+            (ModelChoice::Multilingual, Some(Ok(l))) => Ok(l),
+            _ => self.model(),
+        }
+    }
+
+
     pub(crate) fn doc_cache(&mut self, doc: &str) -> KvCache {
         match self.caches.remove(doc) {
             Some(d) => d.cache,
@@ -280,6 +342,7 @@ impl Worker {
                     Letters { doc: doc.clone(), version, before: before.clone(), after: after.clone(), opts, skip, plan: None }
                 };
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
+                self.route(&doc, &before);
                 // After a word the lexicon knows, a space is a likely next key: its ghost text
                 // (the next word, which always needs the model) is worked out while the writer
                 // reaches for it.
@@ -310,8 +373,9 @@ impl Worker {
                     let _ = reply.send(Ok(Some(g)));
                     return;
                 }
+                let choice = self.doc_models.get(&doc).copied().unwrap_or(ModelChoice::Default);
                 let mut cache = self.doc_cache(&doc);
-                let r = self.model().and_then(|m| {
+                let r = self.model_for(choice).and_then(|m| {
                     laya_decide::ghost(&m.model, &m.vocab, self.speller.as_ref(), &mut cache, &before, &after, &opts)
                         .map_err(|e| JobError::Failed(e.to_string()))
                 });
@@ -338,9 +402,10 @@ impl Worker {
             Job::Complete { doc, version, before, n, check_from, reply, .. } => {
                 self.pace.note_key(&doc, &before, Instant::now());
                 self.check_ahead = check_from.map(|from| CheckAhead { doc: doc.clone(), version, text: before.clone(), from });
+                let choice = self.route(&doc, &before);
                 let mut cache = self.doc_cache(&doc);
                 let r = self
-                    .model()
+                    .model_for(choice)
                     .and_then(|m| laya_decide::complete(&m.model, &m.vocab, &mut cache, &before, n).map_err(|e| JobError::Failed(e.to_string())));
                 // Words the lexicon does not know are not offered ("seperate" is in the model too).
                 let r = r.map(|v| v.into_iter().filter(|s| self.speller.as_ref().is_none_or(|sp| sp.is_known(&s.word))).collect());
@@ -363,7 +428,11 @@ impl Worker {
                     };
                     // In the document's window, on a fork of its cache, when it has one: what
                     // the keystrokes computed up to the cursor is not computed again.
-                    let doc_fork = p.window.as_ref().and_then(|w| self.caches.get(&doc).map(|d| (w, d.cache.fork())));
+                    let doc_fork = p
+                        .window
+                        .as_ref()
+                        .filter(|_| self.doc_models.get(&doc).is_none_or(|&c| c == ModelChoice::Default))
+                        .and_then(|w| self.caches.get(&doc).map(|d| (w, d.cache.fork())));
                     let (r, context) = match doc_fork {
                         Some((window, mut fork)) => {
                             let text = format!("{window}{}", p.text);
@@ -394,11 +463,14 @@ impl Worker {
                 let _ = reply.send(Ok(out));
             }
             Job::Rank { context, candidates, reply } => {
-                let mut cache = std::mem::take(&mut self.check_cache);
+                let choice = if self.named { ModelChoice::Default } else { ModelChoice::for_script(laya_text::dominant_script(&context)) };
+                if choice == ModelChoice::Multilingual {
+                    self.ensure_multilingual();
+                }
+                let mut cache = KvCache::new();
                 let r = self
-                    .model()
+                    .model_for(choice)
                     .and_then(|m| laya_decide::rank(&m.model, &mut cache, &context, &candidates).map_err(|e| JobError::Failed(e.to_string())));
-                self.check_cache = cache;
                 let _ = reply.send(r);
             }
             Job::AddWords { words } => {
@@ -419,6 +491,7 @@ impl Worker {
             }
             Job::Close { doc } => {
                 self.caches.remove(&doc);
+                self.doc_models.remove(&doc);
                 self.seen.remove(&doc);
                 self.last_ghost.remove(&doc);
                 if self.versions.is_empty() {
@@ -473,17 +546,47 @@ impl Worker {
             JobError::NoModel(self.load_error.clone())
         })?;
         self.caches.clear();
+        self.doc_models.clear();
+        self.last_ghost.clear();
         self.check_cache = KvCache::new();
+        self.named = model.is_some() || self.locations.models.from_env.is_some();
+        self.multilingual = None;
         let start = Instant::now();
-        let m = Model::load_with(&path, self.locations.load).map_err(|e| {
-            self.load_error = format!("cannot load the model {}: {e}{lex_msg}", path.display());
+        let loaded = self.load_model(Some(&path)).map_err(|e| {
+            let reason = match e {
+                JobError::NoModel(m) | JobError::Failed(m) => m,
+                other => format!("{other:?}"),
+            };
+            self.load_error = format!("{reason}{lex_msg}");
             JobError::NoModel(self.load_error.clone())
         })?;
+        let msg = format!("{} loaded in {:.0} ms{lex_msg}", loaded.name, start.elapsed().as_secs_f64() * 1e3);
+        self.loaded = Some(loaded);
+        Ok(msg)
+    }
+
+    /// Loads one model and its vocabulary index.
+    fn load_model(&self, path: Option<&std::path::Path>) -> Result<Loaded, JobError> {
+        let path = path.expect("a path to load");
+        let m = Model::load_with(path, self.locations.load)
+            .map_err(|e| JobError::NoModel(format!("cannot load the model {}: {e}", path.display())))?;
         let vocab = Vocab::new(&m).map_err(|e| JobError::Failed(e.to_string()))?;
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        let msg = format!("{name} loaded in {:.0} ms{lex_msg}", start.elapsed().as_secs_f64() * 1e3);
-        self.loaded = Some(Loaded { model: m, vocab, name });
-        Ok(msg)
+        Ok(Loaded { model: m, vocab, name })
+    }
+}
+
+/// The model `doc`'s cache belongs to, as last routed (for work done ahead), from the worker's
+/// fields alone so that its caches and counters stay free to borrow.
+pub(crate) fn model_of_doc<'a>(
+    loaded: &'a Option<Loaded>,
+    multilingual: &'a Option<Result<Loaded, String>>,
+    doc_models: &HashMap<String, ModelChoice>,
+    doc: &str,
+) -> Option<&'a Loaded> {
+    match (doc_models.get(doc), multilingual) {
+        (Some(ModelChoice::Multilingual), Some(Ok(l))) => Some(l),
+        _ => loaded.as_ref(),
     }
 }
 
