@@ -125,7 +125,7 @@ pub struct ConvertOptions {
 
 impl Default for ConvertOptions {
     fn default() -> Self {
-        Self { beam: 4, words_per_place: 24, words_per_reading: 8, prior_weight: 0.3 }
+        Self { beam: 3, words_per_place: 12, words_per_reading: 6, prior_weight: 0.3 }
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::Context;
-use laya_decide::{Candidate, PinyinDict};
+use laya_decide::{Candidate, ConvertOptions, PinyinDict};
 use laya_model::{KvCache, Model};
 use serde_json::json;
 
@@ -28,6 +28,12 @@ pub struct Args {
     /// One JSON object on stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Paths kept at each place of the input (wider: slower, fewer misses).
+    #[arg(long, default_value_t = ConvertOptions::default().beam)]
+    beam: usize,
+    /// Words tried from each place of the input.
+    #[arg(long, default_value_t = ConvertOptions::default().words_per_place)]
+    width: usize,
     /// The pinyin dictionary (`reading<TAB>hanzi<TAB>count`); default LAYA_PINYIN_DICT, then
     /// .deps/pinyin/zh.tsv (`make pinyin`).
     #[arg(long, value_name = "FILE")]
@@ -62,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         return stdin_loop(&model, &mut cache, &dict, &args);
     }
     let start = Instant::now();
-    let got = laya_decide::convert(&model, &mut cache, &dict, &args.pinyin, &args.context, args.n)?;
+    let got = laya_decide::convert_with(&model, &mut cache, &dict, &args.pinyin, &args.context, args.n, &options(&args)?)?;
     let latency_ms = ms(start);
     if args.json {
         let v = json!({ "pinyin": args.pinyin, "candidates": items(&got), "latency_ms": latency_ms, "load_ms": load_ms });
@@ -75,17 +81,25 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     out(&format!("{} conversions in {latency_ms:.0} ms (model loaded in {load_ms:.0} ms)", got.len()))
 }
 
+fn options(args: &Args) -> anyhow::Result<ConvertOptions> {
+    if args.beam == 0 || args.width == 0 {
+        anyhow::bail!("--beam and --width must be at least 1");
+    }
+    Ok(ConvertOptions { beam: args.beam, words_per_place: args.width, ..ConvertOptions::default() })
+}
+
 fn items(got: &[Candidate]) -> Vec<serde_json::Value> {
     got.iter().map(|c| json!({"text": c.text, "logprob": c.logprob, "score": c.score, "reading": c.reading})).collect()
 }
 
 /// One input a line; one JSON object a line. A bad line gets {"error": ...} and the loop goes on.
 fn stdin_loop(model: &Model, cache: &mut KvCache, dict: &PinyinDict, args: &Args) -> anyhow::Result<()> {
+    let opts = options(args)?;
     for line in std::io::stdin().lock().lines() {
         let line = line.context("reading stdin")?;
         let input = line.trim_end_matches('\r');
         let start = Instant::now();
-        let v = match laya_decide::convert(model, cache, dict, input, &args.context, args.n) {
+        let v = match laya_decide::convert_with(model, cache, dict, input, &args.context, args.n, &opts) {
             Ok(got) => json!({ "pinyin": input, "candidates": items(&got), "latency_ms": ms(start) }),
             Err(e) => json!({ "pinyin": input, "error": e.to_string() }),
         };
