@@ -4,17 +4,22 @@ SHELL := /bin/bash
 CARGO ?= cargo
 LAYA := target/release/laya
 
-.PHONY: all bootstrap model pyref bench-peers spell-peers build demo test lint bench stress clean lexicon extension-zed extension-vscode
+.PHONY: all bootstrap pinyin model pyref bench-peers spell-peers build demo test lint bench stress clean lexicon extension-zed extension-vscode
 
 all: build
 
 bootstrap:
 	@scripts/bootstrap.sh
 	@scripts/lexicon.sh
+	@scripts/pinyin.sh
 
 # Only the lexicon (.deps/lexicon/en.tsv; see data/README.md).
 lexicon:
 	@scripts/lexicon.sh
+
+# Only the pinyin dictionary (.deps/pinyin/zh.tsv; see data/README.md).
+pinyin:
+	@scripts/pinyin.sh
 
 # Only the default model (into $XDG_CACHE_HOME/laya/models).
 model:

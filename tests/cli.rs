@@ -344,3 +344,71 @@ fn json_any(args: &[&str]) -> Value {
     assert!(out.status.success(), "laya {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).expect("stdout is one JSON object")
 }
+
+/// The pinyin dictionary `make pinyin` builds, or None (the test says why it is skipped).
+fn pinyin_dict() -> Option<std::path::PathBuf> {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps/pinyin/zh.tsv");
+    if p.is_file() {
+        Some(p)
+    } else {
+        eprintln!("skipped: no pinyin dictionary at {}: run `make pinyin`", p.display());
+        None
+    }
+}
+
+#[test]
+fn convert_gives_json_candidates_best_first() {
+    let Some(dict) = pinyin_dict() else { return };
+    let v = json(&["convert", "--json", "--pinyin", "ni hao", "--n", "3", "--dict", dict.to_str().unwrap()]);
+    let c = v["candidates"].as_array().unwrap();
+    assert!(!c.is_empty() && c.len() <= 3, "{v}");
+    assert!(c.iter().any(|x| x["text"] == "你好"), "{v}");
+    for x in c {
+        assert_eq!(x["text"].as_str().unwrap().chars().count(), 2, "{v}");
+        assert!(x["logprob"].as_f64().unwrap() < 0.0, "{v}");
+    }
+    fails_with(&["convert", "--pinyin", "ni3hao", "--dict", dict.to_str().unwrap()], &[], &["not pinyin", "'3'"]);
+    fails_with(&["convert", "--pinyin", "ni hao", "--dict", "/nonexistent/zh.tsv"], &[], &["/nonexistent/zh.tsv"]);
+}
+
+#[test]
+fn convert_from_stdin_answers_every_line_and_survives_bad_ones() {
+    let Some(dict) = pinyin_dict() else { return };
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_laya"))
+        .args(["convert", "--pinyin", "-", "--n", "2", "--dict", dict.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all("xi'an\nnot pinyin 1\n\nzhong\n".as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let lines: Vec<Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(lines[0]["candidates"].as_array().is_some_and(|c| c.iter().any(|x| x["text"] == "西安")), "{}", lines[0]);
+    assert!(lines[1]["error"].as_str().unwrap().contains("not pinyin"), "{}", lines[1]);
+    assert!(lines[2]["error"].as_str().unwrap().contains("empty"), "{}", lines[2]);
+    assert_eq!(lines[3]["candidates"].as_array().unwrap().len(), 2, "{}", lines[3]);
+}
+
+#[test]
+fn rime_converts_a_few_rows() {
+    let helper = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.deps/peers/rime/laya-rime");
+    if !helper.is_file() {
+        eprintln!("skipped: Rime's helper is not built at {}: run `make spell-peers`", helper.display());
+        return;
+    }
+    use std::io::Write;
+    let mut child = Command::new(&helper)
+        .arg(helper.parent().unwrap().join("user"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"ni hao\nxi'an\nzhongguo\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().collect::<Vec<_>>(), ["你好", "西安", "中国"], "{text}");
+}

@@ -6,16 +6,20 @@ mod errors;
 mod ghost;
 mod lexicon;
 mod phonetic;
+mod pinyin;
 mod rank;
 mod rejections;
 mod slips;
+mod syllables;
 mod typo;
 
 pub use complete::{complete, complete_with, Suggestion, SuggestionKind, Vocab};
 pub use ghost::{adds_enough, ghost, letters_ahead, step_ahead, typed_through, Ghost, GhostOptions, LetterStep, TypedThrough};
 pub use lexicon::{match_case, Entry, Lexicon, Near, LEXICON_RELATIVE};
+pub use pinyin::{convert, convert_with, Candidate, ConvertOptions, PinyinDict, Word, PINYIN_RELATIVE};
 pub use rank::{rank, Ranked};
 pub use rejections::Rejections;
+pub use syllables::{is_syllable, segment, Pinyin, Syllable};
 pub use typo::{word_counts, Correction, Issue, IssueKind, Speller, SpellerOptions};
 
 #[derive(Debug, thiserror::Error)]

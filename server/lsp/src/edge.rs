@@ -1,12 +1,12 @@
 //! The process's environment, read once, here at the binary's edge: where the model, the
-//! lexicon and the user dictionary are by default, the switches for Laya's CPU kernels (on/off, instruction set, threads)
+//! lexicon, the pinyin dictionary and the user dictionary are by default, the switches for Laya's CPU kernels (on/off, instruction set, threads)
 //! and the GPU check, and the suite's
 //! fault seam. The library crates read no environment; they get these as options.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use laya_decide::LEXICON_RELATIVE;
+use laya_decide::{LEXICON_RELATIVE, PINYIN_RELATIVE};
 use laya_engine::Locations;
 use laya_model::cpu_kernels::KernelOptions;
 use laya_model::{default_model_path_in, multilingual_model_path_in, xdg_home, LoadOptions, ModelLocations};
@@ -19,6 +19,9 @@ pub struct Edge {
     /// The user's config folder (`$XDG_CONFIG_HOME`, else `~/.config`; None without $HOME): the
     /// default user dictionary lives there.
     pub config_home: Option<PathBuf>,
+    /// The pinyin dictionary: `LAYA_PINYIN_DICT`, else `.deps/pinyin/zh.tsv` beside the binary's
+    /// repository (or install prefix), else under the current directory.
+    pub pinyin_dict: Option<PathBuf>,
     /// `LAYA_FAULT_PANIC_ON`: see [`laya_engine::EngineOptions::fault_panic_on`].
     pub fault_panic_on: Option<String>,
 }
@@ -47,7 +50,8 @@ fn read() -> Edge {
         kernels: KernelOptions { isa: parsed("LAYA_CPU_ISA"), threads: parsed("LAYA_THREADS").filter(|&n: &usize| n > 0) },
     };
     let locations = Locations { models, lexicon: default_lexicon(), load };
-    Edge { locations, config_home: xdg("XDG_CONFIG_HOME", ".config"), fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
+    let pinyin_dict = var("LAYA_PINYIN_DICT").map(PathBuf::from).or_else(|| beside_binary(PINYIN_RELATIVE));
+    Edge { locations, config_home: xdg("XDG_CONFIG_HOME", ".config"), pinyin_dict, fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
 }
 
 /// `name`'s value parsed, or None when unset; a value that does not parse is reported and ignored.

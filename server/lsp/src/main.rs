@@ -45,6 +45,8 @@ enum Command {
     Check(cli::check::Args),
     /// Log-probability of each candidate as the continuation of a context, best first.
     Rank(cli::rank::Args),
+    /// Toneless pinyin to hanzi, the model ranking the dictionary's readings in context.
+    Convert(cli::convert::Args),
     /// MLX version, device, model path, architecture, parameter count, memory and load time.
     Doctor(cli::doctor::Args),
     /// Engine latency (prefill, decode, scoring, appending) beside llama.cpp and MLX-Python.
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Complete(a) => cli::complete::run(a),
         Command::Rank(a) => cli::rank::run(a),
         Command::Check(a) => cli::check::run(a),
+        Command::Convert(a) => cli::convert::run(a),
         Command::Doctor(a) => cli::doctor::run(a),
         Command::Bench(a) => cli::bench::run(a),
         Command::Eval(a) => cli::eval::run(a),

@@ -32,6 +32,9 @@ enum What {
     /// One JSON object per line {text, start, end, error, correct} (character offsets, or nulls for
     /// a clean text): detection recall, correction accuracy, false alarms per 1,000 words.
     Context(Common),
+    /// Lines `pinyin<TAB>hanzi`: clause accuracy (the whole conversion right) and character
+    /// accuracy (position by position) of the best conversion of each toneless pinyin clause.
+    Pinyin(super::eval_pinyin::Args),
 }
 
 #[derive(clap::Args)]
@@ -57,7 +60,7 @@ struct Common {
     #[arg(long, default_value_t = GhostOptions::default().next_threshold)]
     next_threshold: f32,
     /// Run this spell checker on the same items and report it beside Laya (typos: aspell,
-    /// hunspell; context: harper, cspell). Repeatable. `make spell-peers` installs them.
+    /// hunspell; context: harper, cspell; pinyin: rime). Repeatable. `make spell-peers` installs them.
     #[arg(long, value_enum)]
     peer: Vec<Peer>,
     #[command(flatten)]
@@ -69,6 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         What::NextWord(c) => (next_word(&c)?, c.json),
         What::Typos(c) => (typos(&c)?, c.json),
         What::Context(c) => (context(&c)?, c.json),
+        What::Pinyin(a) => (super::eval_pinyin::run(&a)?, a.json),
     };
     if json_out {
         return out(&report.to_string());
@@ -115,12 +119,12 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
     Ok(o)
 }
 
-fn read(files: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
+pub(super) fn read(files: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
     files.iter().map(|f| Ok((f.clone(), std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?))).collect()
 }
 
 /// A seeded shuffle (laya-harness's generator, the suite's).
-fn shuffle<T>(v: &mut [T], seed: u64) {
+pub(super) fn shuffle<T>(v: &mut [T], seed: u64) {
     laya_harness::Rng::new(seed).shuffle(v);
 }
 
@@ -134,7 +138,7 @@ fn pick<T>(mut v: Vec<T>, c: &Common) -> Vec<T> {
     v
 }
 
-fn ratio(a: usize, b: usize) -> f64 {
+pub(super) fn ratio(a: usize, b: usize) -> f64 {
     if b == 0 {
         f64::NAN
     } else {
@@ -311,7 +315,7 @@ fn typos(c: &Common) -> anyhow::Result<Value> {
     let mut peer_reports = serde_json::Map::new();
     for &peer in &c.peer {
         if !peer.for_words() {
-            bail!("--peer {} checks text, not words alone: use it with `laya eval context`", peer.name());
+            bail!("--peer {} does not suggest for words alone: use it with `laya eval {}`", peer.name(), peer.eval());
         }
         let typos: Vec<String> = pairs.iter().map(|p| p.0.clone()).collect();
         let t = Instant::now();
@@ -405,8 +409,8 @@ fn context(c: &Common) -> anyhow::Result<Value> {
         bail!("no cases in {:?}", c.files);
     }
     for &peer in &c.peer {
-        if peer.for_words() {
-            bail!("--peer {} suggests for words alone: use it with `laya eval typos`", peer.name());
+        if peer.eval() != "context" {
+            bail!("--peer {} does not check texts: use it with `laya eval {}`", peer.name(), peer.eval());
         }
     }
     let (model, _) = load_model(&c.model)?;
@@ -547,7 +551,18 @@ fn table(report: &Value) -> anyhow::Result<()> {
 /// Laya and each peer on the same items, the measures both have, one column each.
 fn side_by_side(report: &Value) -> anyhow::Result<()> {
     let Some(peers) = report["peers"].as_object().filter(|p| !p.is_empty()) else { return Ok(()) };
-    let keys = ["top1", "top3", "top5", "detection_recall", "real_word_recall", "correction_accuracy", "false_alarms_per_1000_words"];
+    let keys = [
+        "clause_accuracy",
+        "char_accuracy",
+        "mean_ms_per_clause",
+        "top1",
+        "top3",
+        "top5",
+        "detection_recall",
+        "real_word_recall",
+        "correction_accuracy",
+        "false_alarms_per_1000_words",
+    ];
     let mut header = format!("{:<28} {:>9}", "side by side, same items", "laya");
     for name in peers.keys() {
         header += &format!(" {name:>9}");

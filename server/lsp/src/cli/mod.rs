@@ -4,8 +4,10 @@
 pub mod bench;
 pub mod check;
 pub mod complete;
+pub mod convert;
 pub mod doctor;
 pub mod eval;
+pub mod eval_pinyin;
 pub mod peers;
 pub mod rank;
 pub mod stress;

