@@ -191,21 +191,34 @@ pub fn convert_with(
                 t => Ok(t),
             })
             .collect::<Result<_>>()?;
+        // Words of one token are read off the path's next-token log-probs; only the longer
+        // ones need a forward, batched per path (a batch pads every row to its longest word).
+        let (single, multi): (Vec<usize>, Vec<usize>) = (0..edges.len()).partition(|&i| ids[i].len() == 1);
+        let multi_ids: Vec<Vec<u32>> = multi.iter().map(|&i| ids[i].clone()).collect();
+        let single_ids: Vec<Vec<u32>> = single.iter().map(|&i| ids[i].clone()).collect();
         for path in &paths {
             let ctx = context_ids(model, &format!("{context}{}", path.text))?;
             if ctx.is_empty() {
                 return Err(DecideError::Input("the model has no start token and the context is empty: give a context".into()));
             }
             model.prefill(cache, &ctx)?;
-            let scores = model.score(cache, &ids)?;
-            for (e, s) in edges.iter().zip(scores) {
+            let mut totals = vec![0.0f32; edges.len()];
+            for (group, group_ids) in [(&single, &single_ids), (&multi, &multi_ids)] {
+                if group.is_empty() {
+                    continue;
+                }
+                for (&i, s) in group.iter().zip(model.score(cache, group_ids)?) {
+                    totals[i] = s.total;
+                }
+            }
+            for (e, total) in edges.iter().zip(totals) {
                 let mut reading = path.reading.clone();
                 reading.extend_from_slice(&e.syllables);
                 at[e.end].push(Partial {
                     text: format!("{}{}", path.text, e.word.text),
                     reading,
-                    logprob: path.logprob + s.total,
-                    score: path.score + s.total + opts.prior_weight * e.word.log_prior,
+                    logprob: path.logprob + total,
+                    score: path.score + total + opts.prior_weight * e.word.log_prior,
                 });
             }
         }
@@ -218,10 +231,10 @@ pub fn convert_with(
     Ok(done.into_iter().map(|p| Candidate { text: p.text, logprob: p.logprob, score: p.score, reading: p.reading.join(" ") }).collect())
 }
 
-/// The tokens a sequence starts with, then `text`'s, as a context to continue.
-// TODO: encode_context — main's `model.tokenizer.encode_context(text)` replaces this at merge.
+/// The tokens a sequence starts with, then `text`'s, as a context to continue; for a model
+/// with no start token and no text, its end-of-text token (what a new text follows).
 fn context_ids(model: &Model, text: &str) -> Result<Vec<u32>> {
-    let ids = model.tokenizer.encode_prefix(text)?;
+    let ids = model.tokenizer.encode_context(text)?;
     Ok(if ids.is_empty() { model.tokenizer.eos().into_iter().collect() } else { ids })
 }
 

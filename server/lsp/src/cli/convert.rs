@@ -10,7 +10,7 @@ use laya_decide::{Candidate, ConvertOptions, PinyinDict};
 use laya_model::{KvCache, Model};
 use serde_json::json;
 
-use super::{load_model, ms, out, visible};
+use super::{load_model_as, ms, out, visible};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         anyhow::bail!("--pinyin is empty: give toneless pinyin, or \"-\" to read lines from stdin");
     }
     let dict = load_dict(args.dict.as_deref())?;
-    let (model, load_ms) = load_model(&args.model)?;
+    let (model, load_ms) = load_model_as(&args.model, laya_model::ModelChoice::Multilingual)?;
     let mut cache = KvCache::new();
     if args.pinyin == "-" {
         return stdin_loop(&model, &mut cache, &dict, &args);

@@ -13,7 +13,7 @@ use laya_harness::stats;
 
 use super::eval::{ratio, read, shuffle};
 use super::peers::{self, Peer};
-use super::{load_model, ms};
+use super::{load_model_as, ms};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -73,7 +73,7 @@ pub fn run(a: &Args) -> anyhow::Result<Value> {
         bail!("no `pinyin<TAB>hanzi` rows in {:?}", a.files);
     }
     let dict = super::convert::load_dict(a.dict.as_deref())?;
-    let (model, _) = load_model(&a.model)?;
+    let (model, _) = load_model_as(&a.model, laya_model::ModelChoice::Multilingual)?;
     let mut cache = KvCache::new();
     let mut latencies = vec![];
     let mut got = vec![];

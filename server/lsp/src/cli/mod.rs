@@ -28,8 +28,13 @@ pub fn load_model(args: &ModelArgs) -> anyhow::Result<(Model, f64)> {
 /// Loads the model the arguments name, else the fetched model that covers `text`'s script
 /// (the multilingual one for Chinese, Japanese, Cyrillic, ...; the default for English).
 pub fn load_model_for(args: &ModelArgs, text: &str) -> anyhow::Result<(Model, f64)> {
+    load_model_as(args, laya_model::ModelChoice::for_script(laya_text::dominant_script(text)))
+}
+
+/// Loads the model the arguments name, else the fetched model of that `choice` (pinyin
+/// conversion always wants the multilingual one).
+pub fn load_model_as(args: &ModelArgs, choice: laya_model::ModelChoice) -> anyhow::Result<(Model, f64)> {
     let locations = &crate::edge::edge().locations;
-    let choice = laya_model::ModelChoice::for_script(laya_text::dominant_script(text));
     let path = locations.models.resolve_for(args.model.as_deref(), choice)?;
     let start = Instant::now();
     let model = Model::load_with(&path, locations.load).with_context(|| format!("loading the model {}", path.display()))?;
