@@ -2,8 +2,8 @@
 //!
 //! MLX's own GGUF loader (gguflib) trusts the file: a truncated or corrupt file can make it read
 //! past the end. So we parse the header ourselves, check that every tensor's bytes lie inside the
-//! file and that its type is one we can use, and only then hand the file to MLX for the tensors.
-//! The parsed metadata also gives us what MLX cannot: the list of keys and the tokenizer arrays.
+//! file and that its type is one we can use; `gguf_tensors` then reads the tensors themselves.
+//! The parsed metadata also gives us the list of keys and the tokenizer arrays.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -57,13 +57,25 @@ impl Value {
 
 /// The GGML tensor types Laya can load, and the bytes each block of elements takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)] // ggml's names
 pub enum TensorType {
     F32,
     F16,
+    BF16,
     Q4_0,
     Q4_1,
+    Q5_0,
+    Q5_1,
     Q8_0,
+    Q2_K,
+    Q3_K,
+    Q4_K,
+    Q5_K,
+    Q6_K,
 }
+
+/// The types of [`TensorType`], for error messages.
+pub const SUPPORTED_TYPES: &str = "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K";
 
 impl TensorType {
     fn from_ggml(id: u32) -> Result<Self, String> {
@@ -72,32 +84,40 @@ impl TensorType {
             1 => Self::F16,
             2 => Self::Q4_0,
             3 => Self::Q4_1,
+            6 => Self::Q5_0,
+            7 => Self::Q5_1,
             8 => Self::Q8_0,
+            10 => Self::Q2_K,
+            11 => Self::Q3_K,
+            12 => Self::Q4_K,
+            13 => Self::Q5_K,
+            14 => Self::Q6_K,
+            30 => Self::BF16,
             other => return Err(ggml_type_name(other)),
         })
     }
-    /// (elements per block, bytes per block)
-    fn block(self) -> (u64, u64) {
+    /// (elements per block, bytes per block). A row (the innermost dimension) holds whole blocks.
+    pub fn block(self) -> (u64, u64) {
         match self {
             Self::F32 => (1, 4),
-            Self::F16 => (1, 2),
+            Self::F16 | Self::BF16 => (1, 2),
             Self::Q4_0 => (32, 18),
             Self::Q4_1 => (32, 20),
+            Self::Q5_0 => (32, 22),
+            Self::Q5_1 => (32, 24),
             Self::Q8_0 => (32, 34),
+            Self::Q2_K => (256, 84),
+            Self::Q3_K => (256, 110),
+            Self::Q4_K => (256, 144),
+            Self::Q5_K => (256, 176),
+            Self::Q6_K => (256, 210),
         }
     }
 }
 
 fn ggml_type_name(id: u32) -> String {
     let name = match id {
-        6 => "Q5_0",
-        7 => "Q5_1",
         9 => "Q8_1",
-        10 => "Q2_K",
-        11 => "Q3_K",
-        12 => "Q4_K",
-        13 => "Q5_K",
-        14 => "Q6_K",
         15 => "Q8_K",
         16..=23 => "IQ (i-quant)",
         24 => "I8",
@@ -106,7 +126,9 @@ fn ggml_type_name(id: u32) -> String {
         27 => "I64",
         28 => "F64",
         29 => "IQ1_M",
-        30 => "BF16",
+        34 => "TQ1_0",
+        35 => "TQ2_0",
+        39 => "MXFP4",
         _ => return format!("GGML type {id}"),
     };
     name.to_string()
@@ -274,16 +296,28 @@ pub fn read_header(path: &Path) -> Result<GgufHeader, ModelError> {
         let ty = TensorType::from_ggml(ty).map_err(|t| ModelError::UnsupportedQuantization {
             path: path.to_path_buf(),
             detail: format!(
-                "tensor {name} is {t}; Laya loads GGUF tensors of type F32, F16, Q4_0, Q4_1 and Q8_0 \
-                 (convert the model with llama.cpp's `llama-quantize MODEL OUT Q4_1`, or use an \
+                "tensor {name} is {t}; Laya loads GGUF tensors of type {SUPPORTED_TYPES} \
+                 (convert the model with llama.cpp's `llama-quantize MODEL OUT Q4_K_M`, or use an \
                  mlx-community checkpoint)"
             ),
         })?;
-        let elems = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+        let elems = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d).filter(|_| d <= i32::MAX as u64));
         let (per_block, block_bytes) = ty.block();
+        // ggml stores whole blocks per row: a row length that is not a multiple of the block
+        // cannot come from llama.cpp.
+        if dims[0] % per_block != 0 {
+            return Err(corrupt(format!(
+                "tensor {name} is {ty:?}, whose rows hold whole blocks of {per_block} values, but its \
+                 rows hold {} values (shape {dims:?})",
+                dims[0]
+            )));
+        }
         let nbytes = match elems {
-            Some(n) if n % per_block == 0 => (n / per_block) * block_bytes,
-            _ => return Err(corrupt(format!("tensor {name} has impossible shape {dims:?} for {ty:?}"))),
+            Some(n) => (n / per_block).checked_mul(block_bytes),
+            None => None,
+        };
+        let Some(nbytes) = nbytes else {
+            return Err(corrupt(format!("tensor {name} has impossible shape {dims:?} for {ty:?}")));
         };
         let start = data_start.checked_add(offset);
         match start.and_then(|s| s.checked_add(nbytes)) {

@@ -9,6 +9,7 @@ mod config;
 pub mod cpu_kernels;
 mod error;
 pub mod gguf;
+pub mod gguf_tensors;
 pub mod gpu_check;
 mod model;
 mod paths;

@@ -16,7 +16,7 @@ use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
 use crate::tokenizer::Tokenizer;
 use crate::weights::{Layer, Linear, Loader, Weights, GGUF_NAMES, MLX_LM_NAMES};
-use crate::{gguf, safetensors_check};
+use crate::{gguf, gguf_tensors, safetensors_check};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -669,9 +669,7 @@ fn load_gguf(path: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, 
     let config = ModelConfig::from_gguf(path, &header)?;
     let tokenizer = Tokenizer::from_gguf(path, &header)?;
     check_vocab(path, &config, &tokenizer)?;
-    let tensors = mlx_rs::io::GgufFile::load(path)
-        .and_then(|f| f.arrays())
-        .map_err(|e| ModelError::Corrupt { path: path.to_path_buf(), reason: format!("MLX could not read it: {e}") })?;
+    let tensors = gguf_tensors::read_tensors(path, &header)?;
     let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float32);
     let dtype = compute_dtype(checkpoint);
     let weights = Loader { path, tensors, dtype, cpu_kernels }.load(&config, &GGUF_NAMES)?;
