@@ -148,6 +148,21 @@ impl Packed {
     /// Appends one group: 32 unsigned values below 2^bits, least significant bits first.
     #[inline]
     fn group(&mut self, q: &[u8; GROUP], scale: f32, bias: f32) {
+        self.scales.push(scale);
+        self.biases.push(bias);
+        match self.bits {
+            4 => {
+                for w in q.chunks_exact(8) {
+                    self.w.push(w.iter().rev().fold(0u32, |acc, &v| (acc << 4) | v as u32));
+                }
+                return;
+            }
+            8 => {
+                self.w.extend(q.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])));
+                return;
+            }
+            _ => {}
+        }
         let bits = self.bits;
         let mut acc: u64 = 0;
         let mut n = 0;
@@ -162,8 +177,6 @@ impl Packed {
             }
         }
         debug_assert_eq!(n, 0); // 32 values of any width end on a word
-        self.scales.push(scale);
-        self.biases.push(bias);
     }
 }
 
