@@ -1,8 +1,8 @@
-//! Reads and validates a GGUF file's header (metadata and tensor table) before MLX touches it.
+//! Reads and validates a GGUF file's header (metadata and tensor table) before any tensor is read.
 //!
-//! MLX's own GGUF loader (gguflib) trusts the file: a truncated or corrupt file can make it read
-//! past the end. So we parse the header ourselves, check that every tensor's bytes lie inside the
-//! file and that its type is one we can use; `gguf_tensors` then reads the tensors themselves.
+//! We check that every tensor's bytes lie inside the file, that its rows hold whole blocks and
+//! that its type is one we can use; `gguf_tensors` then reads the tensors at those offsets (MLX's
+//! own GGUF loader trusted the file, read past the end of truncated ones, and knew few types).
 //! The parsed metadata also gives us the list of keys and the tokenizer arrays.
 
 use std::collections::BTreeMap;

@@ -10,6 +10,8 @@
 //! group's span / 510.
 //! Bad input (truncated data, rows that are not whole blocks, wrong sizes) must be an error
 //! naming the tensor, never a panic.
+// The reference keeps ggml's index loops, so that it reads like the C it transcribes.
+#![allow(clippy::needless_range_loop)]
 
 mod common;
 use common::*;
@@ -80,7 +82,7 @@ impl Rng {
     /// A random normal f16 of magnitude 2^-14 .. 2^3 with a random sign (and, rarely, zero).
     fn half(&mut self) -> [u8; 2] {
         let r = self.next();
-        if r % 61 == 0 {
+        if r.is_multiple_of(61) {
             return [0, 0];
         }
         let exp = 1 + (r >> 8) % 17; // biased exponents 1..=17: 2^-14 .. 2^2
@@ -481,7 +483,7 @@ fn f16_from(v: f32) -> u16 {
 }
 
 fn expect_corrupt(path: &Path, needles: &[&str]) {
-    let e = read(path).err().expect("reading must fail");
+    let e = read(path).expect_err("reading must fail");
     let msg = e.to_string();
     assert!(matches!(e, ModelError::Corrupt { .. }), "{e:?}");
     for n in needles {
@@ -535,7 +537,7 @@ fn data_that_does_not_match_the_header_is_an_error() {
     write_tensors(&big, &[Tensor { name: "t.weight".into(), dims: vec![256, 64], ty: 12, data: random_blocks(&mut rng, 12, 64) }]);
     write_tensors(&small, &[Tensor { name: "t.weight".into(), dims: vec![256, 1], ty: 12, data: random_blocks(&mut rng, 12, 1) }]);
     let header = gguf::read_header(&big).unwrap();
-    let e = gguf_tensors::read_tensors(&small, &header).err().expect("must fail");
+    let e = gguf_tensors::read_tensors(&small, &header).expect_err("must fail");
     let msg = e.to_string();
     assert!(matches!(e, ModelError::Corrupt { .. }) && msg.contains("t.weight") && msg.contains("Q4_K"), "{msg}");
 }
@@ -546,7 +548,7 @@ fn still_unsupported_types_are_refused_by_name() {
     for (ty, name) in [(16u32, "IQ"), (15, "Q8_K"), (39, "MXFP4")] {
         let path = dir.path().join(format!("{ty}.gguf"));
         write_tensors(&path, &[Tensor { name: "t.weight".into(), dims: vec![256, 1], ty, data: vec![0; 4096] }]);
-        let e = read(&path).err().expect("must fail");
+        let e = read(&path).expect_err("must fail");
         let msg = e.to_string();
         assert!(matches!(e, ModelError::UnsupportedQuantization { .. }), "{e:?}");
         assert!(msg.contains(name) && msg.contains("Q4_K") && msg.contains("t.weight"), "{msg}");
@@ -660,5 +662,63 @@ fn time_reading_the_default_model() {
         let full = t0.elapsed();
         drop(model);
         eprintln!("round {round}: MLX's reader {mlx:?}, ours {laya:?} (header {head:?}); Model::load {full:?}");
+    }
+}
+
+/// Reads every tensor of a real GGUF file (`LAYA_GGUF_FILE`) and prints each tensor's type, what
+/// it became and the statistics of its first rows; with `LAYA_GGUF_DUMP=dir`, writes those rows
+/// (as MLX dequantizes them) and an index for a check against ggml itself (run with
+/// `--ignored --nocapture`).
+#[test]
+#[ignore]
+fn read_a_real_gguf() {
+    let Some(path) = std::env::var_os("LAYA_GGUF_FILE") else {
+        eprintln!("set LAYA_GGUF_FILE");
+        return;
+    };
+    let _mlx = mlx_lock();
+    let path = std::path::PathBuf::from(path);
+    let dump = std::env::var_os("LAYA_GGUF_DUMP").map(std::path::PathBuf::from);
+    let t0 = std::time::Instant::now();
+    let header = gguf::read_header(&path).unwrap();
+    let arrays = read(&path).unwrap();
+    eprintln!("{} tensors read in {:?}", header.tensors.len(), t0.elapsed());
+    let mut index = String::new();
+    for (i, t) in header.tensors.iter().enumerate() {
+        let cols = t.dims[0] as i32;
+        let rows_total: u64 = t.dims[1..].iter().product();
+        let n = rows_total.min(4) as i32;
+        let pick = Array::from_slice(&(0..n).collect::<Vec<i32>>(), &[n]);
+        let first = |a: &Array| a.reshape(&[-1, a.shape()[a.ndim() - 1]]).unwrap().take_axis(&pick, 0).unwrap();
+        let (vals, became) = match arrays.get(&format!("{}.scales", t.name.trim_end_matches(".weight"))) {
+            Some(scales) if t.name.ends_with(".weight") => {
+                let base = t.name.trim_end_matches(".weight");
+                let w = &arrays[&t.name];
+                let bits = w.shape()[w.ndim() - 1] * 32 / cols;
+                let d = ops::dequantize(first(w), first(scales), &first(&arrays[&format!("{base}.biases")]), 32, bits).unwrap();
+                (d, format!("{bits}-bit g32"))
+            }
+            _ => {
+                let a = &arrays[&t.name];
+                (first(a), format!("{:?}", a.dtype()))
+            }
+        };
+        let vals: Vec<f32> = vals.as_dtype(Dtype::Float32).unwrap().as_slice::<f32>().to_vec();
+        assert!(vals.iter().all(|v| v.is_finite()), "{}: not finite", t.name);
+        let mean = vals.iter().sum::<f32>() / vals.len() as f32;
+        let std = (vals.iter().map(|v| (v - mean).powi(2)).sum::<f32>() / vals.len() as f32).sqrt();
+        let max = vals.iter().fold(0f32, |m, v| m.max(v.abs()));
+        eprintln!("{:<28} {:<5} {:?} -> {became}: mean {mean:+.4} std {std:.4} max|x| {max:.4}", t.name, format!("{:?}", t.ty), t.dims);
+        if let Some(dir) = &dump {
+            std::fs::create_dir_all(dir).unwrap();
+            let bytes: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+            std::fs::write(dir.join(format!("{i}.f32")), bytes).unwrap();
+            let (per_block, block_bytes) = t.ty.block();
+            let row_bytes = t.dims[0] / per_block * block_bytes;
+            index.push_str(&format!("{i}\t{}\t{:?}\t{}\t{row_bytes}\t{n}\t{cols}\n", t.name, t.ty, t.offset));
+        }
+    }
+    if let Some(dir) = &dump {
+        std::fs::write(dir.join("index.tsv"), index).unwrap();
     }
 }
