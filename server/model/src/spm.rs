@@ -16,6 +16,9 @@
 //! 4. A symbol that is a token gives its id; one that is not (a character outside the
 //!    vocabulary) gives the byte tokens `<0xNN>` of its UTF-8 bytes.
 //!
+//! Decoding reads every '▁' as a space, so a text that holds U+2581 itself does not come back
+//! unchanged (as with SentencePiece everywhere).
+//!
 //! One deliberate difference from llama.cpp: merges never produce byte, control or unknown
 //! tokens. llama.cpp looks merge results up among all tokens, so the literal text "<0x41>" becomes
 //! the byte token for 'A' there (and decodes to "A"); SentencePiece, which the models were trained
@@ -277,8 +280,10 @@ enum Segment {
 struct SpecialMatcher {
     /// Trie edges: (node, byte) -> node; node 0 is the root.
     edges: AHashMap<(u32, u8), u32>,
-    /// The token ending at each node, as (rank, id): rank orders by length, longest first.
-    ends: Vec<Option<(u32, u32)>>,
+    /// The rank of the token ending at each node: ranks order tokens by length, longest first.
+    ends: Vec<Option<u32>>,
+    /// Token ids by rank.
+    ids: Vec<u32>,
     /// Bytes that start some token.
     first: [bool; 256],
     /// Token lengths by rank.
@@ -290,7 +295,13 @@ impl SpecialMatcher {
         let mut tokens: Vec<(u32, &str)> = tokens.filter(|(_, t)| !t.is_empty()).collect();
         // llama.cpp sorts by length only (std::sort); equal lengths go by id here.
         tokens.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
-        let mut m = Self { edges: AHashMap::new(), ends: vec![None], first: [false; 256], lens: Vec::with_capacity(tokens.len()) };
+        let mut m = Self {
+            edges: AHashMap::new(),
+            ends: vec![None],
+            ids: Vec::with_capacity(tokens.len()),
+            first: [false; 256],
+            lens: Vec::with_capacity(tokens.len()),
+        };
         for (rank, (id, text)) in tokens.iter().enumerate() {
             m.first[text.as_bytes()[0] as usize] = true;
             let mut node = 0u32;
@@ -302,8 +313,9 @@ impl SpecialMatcher {
                 }
             }
             // Two tokens with the same text: the first (longest-first, then lowest id) wins.
-            m.ends[node as usize].get_or_insert((rank as u32, *id));
+            m.ends[node as usize].get_or_insert(rank as u32);
             m.lens.push(text.len() as u32);
+            m.ids.push(*id);
         }
         m
     }
@@ -311,8 +323,9 @@ impl SpecialMatcher {
     /// The text cut into special tokens and the plain text between them, in order.
     fn partition(&self, text: &str) -> Vec<Segment> {
         let bytes = text.as_bytes();
-        // Every occurrence of every token: (rank, start, id).
-        let mut found: Vec<(u32, u32, u32)> = Vec::new();
+        // Every occurrence of every token, by rank (starts ascending within each).
+        let mut found: Vec<Vec<u32>> = Vec::new();
+        let mut any = false;
         for start in 0..bytes.len() {
             if !self.first[bytes[start] as usize] {
                 continue;
@@ -323,31 +336,32 @@ impl SpecialMatcher {
                     Some(&n) => node = n,
                     None => break,
                 }
-                if let Some((rank, id)) = self.ends[node as usize] {
-                    found.push((rank, start as u32, id));
+                if let Some(rank) = self.ends[node as usize] {
+                    if found.is_empty() {
+                        found.resize_with(self.lens.len(), Vec::new);
+                    }
+                    found[rank as usize].push(start as u32);
+                    any = true;
                 }
             }
         }
-        if found.is_empty() {
+        if !any {
             return if text.is_empty() { vec![] } else { vec![Segment::Text(0..text.len())] };
         }
-        found.sort_unstable();
         let mut taken = vec![false; bytes.len()];
         let mut accepted: Vec<(u32, u32, u32)> = Vec::new(); // (start, end, id)
-        let mut last: Option<(u32, u32)> = None; // (rank, end of its last accepted occurrence)
-        for (rank, start, id) in found {
-            let end = start + self.lens[rank as usize];
-            if let Some((r, e)) = last {
-                if r == rank && start < e {
+        for (rank, starts) in found.iter().enumerate() {
+            let len = self.lens[rank];
+            let mut free_from = 0u32; // the end of this token's last accepted occurrence
+            for &start in starts {
+                let end = start + len;
+                if start < free_from || taken[start as usize..end as usize].iter().any(|&t| t) {
                     continue;
                 }
+                taken[start as usize..end as usize].fill(true);
+                accepted.push((start, end, self.ids[rank]));
+                free_from = end;
             }
-            if taken[start as usize..end as usize].iter().any(|&t| t) {
-                continue;
-            }
-            taken[start as usize..end as usize].fill(true);
-            accepted.push((start, end, id));
-            last = Some((rank, end));
         }
         accepted.sort_unstable();
         let mut out = Vec::with_capacity(accepted.len() * 2 + 1);
