@@ -208,13 +208,12 @@ impl Spm {
                 BYTE => buf.push(byte_of(text).unwrap_or(b'?')),
                 CONTROL | UNKNOWN => buf.extend_from_slice(text.as_bytes()),
                 _ => {
-                    let mut rest = text.as_str();
-                    while let Some(p) = rest.find(SPACE_MARK) {
-                        buf.extend_from_slice(rest[..p].as_bytes());
-                        buf.push(b' ');
-                        rest = &rest[p + SPACE_MARK.len_utf8()..];
+                    for (i, part) in text.split(SPACE_MARK).enumerate() {
+                        if i > 0 {
+                            buf.push(b' ');
+                        }
+                        buf.extend_from_slice(part.as_bytes());
                     }
-                    buf.extend_from_slice(rest.as_bytes());
                 }
             }
         }
