@@ -16,7 +16,7 @@ bootstrap:
 lexicon:
 	@scripts/lexicon.sh
 
-# Only the default model (into $XDG_CACHE_HOME/laya/models).
+# Only the models: SmolLM2 (the default) and Gemma 3 270M (into $XDG_CACHE_HOME/laya/models).
 model:
 	@scripts/bootstrap.sh --model-only
 

@@ -250,31 +250,8 @@ impl<R: Read> Cursor<R> {
 /// Parses and validates the header of the GGUF file at `path`.
 pub fn read_header(path: &Path) -> Result<GgufHeader, ModelError> {
     let corrupt = |reason: String| ModelError::Corrupt { path: path.to_path_buf(), reason };
-    let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
-    let len = file.metadata().map_err(|e| ModelError::io(path, e))?.len();
-    let mut c = Cursor { inner: BufReader::with_capacity(1 << 20, file), pos: 0, len };
-
-    let magic = c.array::<4>("magic").map_err(corrupt)?;
-    if &magic != MAGIC {
-        return Err(corrupt("not a GGUF file (the first 4 bytes are not \"GGUF\")".into()));
-    }
-    let version = c.u32("version").map_err(corrupt)?;
-    if !(2..=3).contains(&version) {
-        return Err(corrupt(format!("GGUF version {version} is not supported (2 and 3 are)")));
-    }
-    let n_tensors = c.u64("tensor count").map_err(corrupt)?;
-    let n_kv = c.u64("metadata count").map_err(corrupt)?;
-    if n_tensors > len || n_kv > len {
-        return Err(corrupt(format!("impossible counts: {n_tensors} tensors, {n_kv} metadata keys")));
-    }
-
-    let mut metadata = BTreeMap::new();
-    for _ in 0..n_kv {
-        let key = c.string("metadata key").map_err(corrupt)?;
-        let ty = c.u32(&key).map_err(corrupt)?;
-        let value = c.value(ty, &key).map_err(corrupt)?;
-        metadata.insert(key, value);
-    }
+    let (mut c, version, n_tensors, metadata) = metadata_of(path)?;
+    let len = c.len;
 
     let mut raw = Vec::with_capacity(n_tensors as usize);
     for _ in 0..n_tensors {
@@ -332,4 +309,45 @@ pub fn read_header(path: &Path) -> Result<GgufHeader, ModelError> {
         tensors.push(TensorInfo { name, dims, ty, offset: data_start + offset, nbytes });
     }
     Ok(GgufHeader { version, metadata, tensors, file_len: len })
+}
+
+/// The metadata of the GGUF file at `path` alone, its tensors unread: enough for the tokenizer,
+/// whatever the tensors' types (`tensors` is empty).
+pub fn read_metadata(path: &Path) -> Result<GgufHeader, ModelError> {
+    let (c, version, _, metadata) = metadata_of(path)?;
+    Ok(GgufHeader { version, metadata, tensors: Vec::new(), file_len: c.len })
+}
+
+/// Opens a GGUF file and reads it up to its tensor infos: (the reader there, version, tensor
+/// count, metadata).
+#[allow(clippy::type_complexity)]
+fn metadata_of(path: &Path) -> Result<(Cursor<BufReader<File>>, u32, u64, BTreeMap<String, Value>), ModelError> {
+    let corrupt = |reason: String| ModelError::Corrupt { path: path.to_path_buf(), reason };
+    let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
+    let len = file.metadata().map_err(|e| ModelError::io(path, e))?.len();
+    let mut c = Cursor { inner: BufReader::with_capacity(1 << 20, file), pos: 0, len };
+
+    let magic = c.array::<4>("magic").map_err(corrupt)?;
+    if &magic != MAGIC {
+        return Err(corrupt("not a GGUF file (the first 4 bytes are not \"GGUF\")".into()));
+    }
+    let version = c.u32("version").map_err(corrupt)?;
+    if !(2..=3).contains(&version) {
+        return Err(corrupt(format!("GGUF version {version} is not supported (2 and 3 are)")));
+    }
+    let n_tensors = c.u64("tensor count").map_err(corrupt)?;
+    let n_kv = c.u64("metadata count").map_err(corrupt)?;
+    if n_tensors > len || n_kv > len {
+        return Err(corrupt(format!("impossible counts: {n_tensors} tensors, {n_kv} metadata keys")));
+    }
+
+    let mut metadata = BTreeMap::new();
+    for _ in 0..n_kv {
+        let key = c.string("metadata key").map_err(corrupt)?;
+        let ty = c.u32(&key).map_err(corrupt)?;
+        let value = c.value(ty, &key).map_err(corrupt)?;
+        metadata.insert(key, value);
+    }
+
+    Ok((c, version, n_tensors, metadata))
 }

@@ -15,6 +15,7 @@ mod model;
 mod paths;
 mod runtime;
 mod safetensors_check;
+mod spm;
 mod tokenizer;
 mod weights;
 

@@ -29,6 +29,21 @@ pub fn default_model_path() -> PathBuf {
     p
 }
 
+/// Gemma 3 270M's file name where `make model` puts it, beside the default model.
+pub const GEMMA_MODEL_FILE: &str = "gemma-3-270m-q4_k_m.gguf";
+
+/// Gemma 3 270M in the per-user cache (`<cache>/laya/models/gemma-3-270m-q4_k_m.gguf`), or None
+/// after saying on stderr that `test` is skipped and how to fetch the file.
+pub fn gemma_model_path(test: &str) -> Option<PathBuf> {
+    let cache = laya_model::xdg_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"), ".cache").expect("$HOME is set");
+    let p = cache.join("laya").join("models").join(GEMMA_MODEL_FILE);
+    if p.exists() {
+        return Some(p);
+    }
+    eprintln!("SKIPPED {test}: Gemma 3 is missing at {} (run `make model` to fetch it)", p.display());
+    None
+}
+
 pub fn default_model() -> Model {
     Model::load(&default_model_path()).expect("the default model loads")
 }
