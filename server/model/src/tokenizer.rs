@@ -35,6 +35,8 @@ pub struct Tokenizer {
     eos: Option<u32>,
     /// The token every sequence starts with, where the model wants one (Gemma's `<bos>`).
     bos: Option<u32>,
+    /// The tokens every sequence begins with (see [`Tokenizer::start`]).
+    start: Vec<u32>,
     /// The largest id + 1 (asking `tokenizers` builds its whole vocabulary map each time).
     vocab_size: usize,
     /// The id of [`PROBE`] alone, when it is one token (see [`Tokenizer::encode_prefix`]).
@@ -177,7 +179,8 @@ impl Tokenizer {
             Backend::Hf(inner) => inner.get_vocab(true).values().max().map_or(0, |&m| m as usize + 1),
             Backend::Spm(spm) => spm.vocab_size(),
         };
-        let mut tok = Self { backend, special, eos, bos, vocab_size, probe: None };
+        let start = bos.into_iter().collect();
+        let mut tok = Self { backend, special, eos, bos, start, vocab_size, probe: None };
         tok.probe = match tok.encode(PROBE) {
             Ok(ids) if ids.len() == 1 => Some(ids[0]),
             _ => None,
@@ -258,6 +261,13 @@ impl Tokenizer {
     /// Gemma's `<bos>`). None for byte-level BPE models, which Laya runs without one.
     pub fn bos(&self) -> Option<u32> {
         self.bos
+    }
+
+    /// The tokens every sequence the model sees begins with: callers encode a context as
+    /// `start() + encode_prefix(text)`. `[<bos>]` where the GGUF asks for a BOS
+    /// (`tokenizer.ggml.add_bos_token`, Gemma); empty otherwise.
+    pub fn start(&self) -> &[u32] {
+        &self.start
     }
 
     /// The id of a token's exact text as the vocabulary stores it.

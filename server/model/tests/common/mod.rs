@@ -75,6 +75,21 @@ pub fn reference_logits(model: &Path, ids: &[u32]) -> (Vec<f32>, usize) {
     (logits, vocab)
 }
 
+/// [`reference_logits`] of the last `tail` positions only: [tail * vocab].
+pub fn reference_logits_tail(model: &Path, ids: &[u32], tail: usize) -> (Vec<f32>, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("logits.f32");
+    let tokens = ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let args =
+        ["logits", "--model", model.to_str().unwrap(), "--tokens", &tokens, "--out", out.to_str().unwrap(), "--float32", "--tail", &tail.to_string()];
+    let info = reference(&args);
+    let bytes = std::fs::read(&out).unwrap();
+    let logits: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let vocab = info["vocab"].as_u64().unwrap() as usize;
+    assert_eq!(logits.len(), tail.min(ids.len()) * vocab);
+    (logits, vocab)
+}
+
 /// A tiny random-weight mlx-lm checkpoint (config.json, model.safetensors, tokenizer.json).
 pub fn make_checkpoint(arch: &str, bits: u32, group: u32, seed: u32) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
