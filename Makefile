@@ -21,7 +21,7 @@ lexicon:
 pinyin:
 	@scripts/pinyin.sh
 
-# Only the default model (into $XDG_CACHE_HOME/laya/models).
+# Only the models: SmolLM2 (the default) and Gemma 3 270M (into $XDG_CACHE_HOME/laya/models).
 model:
 	@scripts/bootstrap.sh --model-only
 

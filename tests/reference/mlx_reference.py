@@ -276,6 +276,9 @@ def cmd_logits(a) -> None:
 
     arr = np.asarray(l32, dtype=np.float32)
     assert arr.shape == (len(ids), out["vocab"])
+    if a.tail:
+        arr = arr[-a.tail:]  # a long text's logits would be gigabytes
+        out["tail"] = int(arr.shape[0])
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     arr.astype("<f4").tofile(a.out)
     print(json.dumps(out))
@@ -538,6 +541,8 @@ def main(argv=None) -> None:
     s.add_argument("--float32", action="store_true",
                    help="cast every float parameter (scales, biases, norms) to float32 first, so "
                         "the activations are float32 too")
+    s.add_argument("--tail", type=int, default=0,
+                   help="write only the logits of the last N positions (0: all)")
     s.set_defaults(func=cmd_logits)
 
     s = sub.add_parser("make-checkpoint", help="write a tiny random-weight mlx-lm checkpoint")

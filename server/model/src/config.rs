@@ -6,16 +6,19 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{ModelError, Result};
+pub use crate::gemma::Gemma;
 use crate::gguf::GgufHeader;
 
-pub const SUPPORTED_GGUF_ARCHS: &str = "GGUF files of the \"llama\" architecture (SmolLM2, Llama)";
-pub const SUPPORTED_MLX_ARCHS: &str = "mlx-lm folders of model_type \"llama\", \"qwen2\" or \"qwen3\"";
+pub const SUPPORTED_GGUF_ARCHS: &str = "GGUF files of the \"llama\" (SmolLM2, Llama) and \"gemma3\" (Gemma 3 text) architectures";
+pub const SUPPORTED_MLX_ARCHS: &str = "mlx-lm folders of model_type \"llama\", \"qwen2\", \"qwen3\" or \"gemma3_text\"";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arch {
     Llama,
     Qwen2,
     Qwen3,
+    /// Gemma 3 text models (see `gemma.rs`).
+    Gemma3,
 }
 
 impl Arch {
@@ -24,6 +27,7 @@ impl Arch {
             Arch::Llama => "llama",
             Arch::Qwen2 => "qwen2",
             Arch::Qwen3 => "qwen3",
+            Arch::Gemma3 => "gemma3",
         }
     }
 }
@@ -60,6 +64,8 @@ pub struct ModelConfig {
     pub qk_norm: bool,
     pub context_len: usize,
     pub eos: Vec<u32>,
+    /// Gemma 3's block and attention settings; None for the Llama family.
+    pub gemma: Option<Gemma>,
 }
 
 impl ModelConfig {
@@ -79,12 +85,21 @@ impl ModelConfig {
         if !in_range {
             return bad(format!("rms eps {} / rope base {} out of range", self.rms_eps, self.rope.base));
         }
+        if let Some(g) = &self.gemma {
+            let ok = g.sliding_window > 0 && g.sliding_pattern > 0 && g.local_rope_base > 1.0 && g.attn_scale > 0.0 && g.embed_scale > 0.0;
+            if !ok {
+                return bad(format!("Gemma settings out of range: {g:?}"));
+            }
+        }
         Ok(self)
     }
 
     /// Reads a Llama-architecture GGUF's hyper-parameters.
     pub fn from_gguf(path: &Path, h: &GgufHeader) -> Result<Self> {
         let arch = h.str("general.architecture").unwrap_or("(none)");
+        if arch == "gemma3" {
+            return crate::gemma::config_from_gguf(path, h)?.check(path);
+        }
         if arch != "llama" {
             return Err(ModelError::UnsupportedArchitecture { path: path.to_path_buf(), arch: arch.into(), supported: SUPPORTED_GGUF_ARCHS });
         }
@@ -138,6 +153,7 @@ impl ModelConfig {
             qk_norm: false,
             context_len: need("context_length")? as usize,
             eos,
+            gemma: None,
         }
         .check(path)
     }
@@ -151,13 +167,16 @@ impl ModelConfig {
             "llama" | "mistral" => Arch::Llama,
             "qwen2" => Arch::Qwen2,
             "qwen3" => Arch::Qwen3,
+            "gemma3_text" => Arch::Gemma3,
             other => {
                 return Err(ModelError::UnsupportedArchitecture { path: path.to_path_buf(), arch: other.into(), supported: SUPPORTED_MLX_ARCHS })
             }
         };
+        let gemma = arch == Arch::Gemma3;
         let n_heads = c.num_attention_heads;
-        let head_dim = c.head_dim.unwrap_or(c.hidden_size / n_heads.max(1));
-        let base = c.rope_theta.unwrap_or(10000.0);
+        // mlx-lm's gemma3_text defaults where its config.json says nothing.
+        let head_dim = c.head_dim.unwrap_or(if gemma { 256 } else { c.hidden_size / n_heads.max(1) });
+        let base = c.rope_theta.unwrap_or(if gemma { 1_000_000.0 } else { 10000.0 });
         let (scale, periods) = rope_scaling(path, c.rope_scaling.as_ref(), base, head_dim)?;
         let eos = match c.eos_token_id {
             Some(serde_json::Value::Number(n)) => n.as_u64().map(|v| vec![v as u32]).unwrap_or_default(),
@@ -177,9 +196,16 @@ impl ModelConfig {
             rope: Rope { base, traditional: c.rope_traditional.unwrap_or(false), scale, periods },
             tie_embeddings: c.tie_word_embeddings.unwrap_or(true),
             qkv_bias: arch == Arch::Qwen2 || c.attention_bias.unwrap_or(false),
-            qk_norm: arch == Arch::Qwen3,
-            context_len: c.max_position_embeddings.unwrap_or(4096),
+            qk_norm: matches!(arch, Arch::Qwen3 | Arch::Gemma3),
+            context_len: c.max_position_embeddings.unwrap_or(if gemma { 32768 } else { 4096 }),
             eos,
+            gemma: gemma.then(|| Gemma {
+                sliding_window: c.sliding_window.unwrap_or(512),
+                sliding_pattern: c.sliding_window_pattern.unwrap_or(6),
+                local_rope_base: c.rope_local_base_freq.unwrap_or(10000.0),
+                attn_scale: c.query_pre_attn_scalar.unwrap_or(256.0).powf(-0.5),
+                embed_scale: Gemma::embed_scale(c.hidden_size),
+            }),
         }
         .check(path)
     }
@@ -189,7 +215,9 @@ impl ModelConfig {
         let (h, i, hd) = (self.hidden as u64, self.intermediate as u64, self.head_dim as u64);
         let attn = h * hd * (self.n_heads as u64) * 2 + h * hd * (self.n_kv_heads as u64) * 2;
         let mlp = 3 * h * i;
-        let per_layer = attn + mlp + 2 * h;
+        // Gemma adds norms after attention and the MLP, and q/k norms.
+        let norms = if self.gemma.is_some() { 4 * h + 2 * hd } else { 2 * h };
+        let per_layer = attn + mlp + norms;
         let emb = self.vocab as u64 * h * if self.tie_embeddings { 1 } else { 2 };
         per_layer * self.n_layers as u64 + emb + h
     }
@@ -252,4 +280,9 @@ struct HfConfig {
     attention_bias: Option<bool>,
     max_position_embeddings: Option<usize>,
     eos_token_id: Option<serde_json::Value>,
+    // gemma3_text
+    query_pre_attn_scalar: Option<f32>,
+    sliding_window: Option<usize>,
+    sliding_window_pattern: Option<usize>,
+    rope_local_base_freq: Option<f32>,
 }

@@ -1,9 +1,9 @@
-//! Reads and validates a GGUF file's header (metadata and tensor table) before MLX touches it.
+//! Reads and validates a GGUF file's header (metadata and tensor table) before any tensor is read.
 //!
-//! MLX's own GGUF loader (gguflib) trusts the file: a truncated or corrupt file can make it read
-//! past the end. So we parse the header ourselves, check that every tensor's bytes lie inside the
-//! file and that its type is one we can use, and only then hand the file to MLX for the tensors.
-//! The parsed metadata also gives us what MLX cannot: the list of keys and the tokenizer arrays.
+//! We check that every tensor's bytes lie inside the file, that its rows hold whole blocks and
+//! that its type is one we can use; `gguf_tensors` then reads the tensors at those offsets (MLX's
+//! own GGUF loader trusted the file, read past the end of truncated ones, and knew few types).
+//! The parsed metadata also gives us the list of keys and the tokenizer arrays.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -57,13 +57,25 @@ impl Value {
 
 /// The GGML tensor types Laya can load, and the bytes each block of elements takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(non_camel_case_types)] // ggml's names
 pub enum TensorType {
     F32,
     F16,
+    BF16,
     Q4_0,
     Q4_1,
+    Q5_0,
+    Q5_1,
     Q8_0,
+    Q2_K,
+    Q3_K,
+    Q4_K,
+    Q5_K,
+    Q6_K,
 }
+
+/// The types of [`TensorType`], for error messages.
+pub const SUPPORTED_TYPES: &str = "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K";
 
 impl TensorType {
     fn from_ggml(id: u32) -> Result<Self, String> {
@@ -72,32 +84,40 @@ impl TensorType {
             1 => Self::F16,
             2 => Self::Q4_0,
             3 => Self::Q4_1,
+            6 => Self::Q5_0,
+            7 => Self::Q5_1,
             8 => Self::Q8_0,
+            10 => Self::Q2_K,
+            11 => Self::Q3_K,
+            12 => Self::Q4_K,
+            13 => Self::Q5_K,
+            14 => Self::Q6_K,
+            30 => Self::BF16,
             other => return Err(ggml_type_name(other)),
         })
     }
-    /// (elements per block, bytes per block)
-    fn block(self) -> (u64, u64) {
+    /// (elements per block, bytes per block). A row (the innermost dimension) holds whole blocks.
+    pub fn block(self) -> (u64, u64) {
         match self {
             Self::F32 => (1, 4),
-            Self::F16 => (1, 2),
+            Self::F16 | Self::BF16 => (1, 2),
             Self::Q4_0 => (32, 18),
             Self::Q4_1 => (32, 20),
+            Self::Q5_0 => (32, 22),
+            Self::Q5_1 => (32, 24),
             Self::Q8_0 => (32, 34),
+            Self::Q2_K => (256, 84),
+            Self::Q3_K => (256, 110),
+            Self::Q4_K => (256, 144),
+            Self::Q5_K => (256, 176),
+            Self::Q6_K => (256, 210),
         }
     }
 }
 
 fn ggml_type_name(id: u32) -> String {
     let name = match id {
-        6 => "Q5_0",
-        7 => "Q5_1",
         9 => "Q8_1",
-        10 => "Q2_K",
-        11 => "Q3_K",
-        12 => "Q4_K",
-        13 => "Q5_K",
-        14 => "Q6_K",
         15 => "Q8_K",
         16..=23 => "IQ (i-quant)",
         24 => "I8",
@@ -106,7 +126,9 @@ fn ggml_type_name(id: u32) -> String {
         27 => "I64",
         28 => "F64",
         29 => "IQ1_M",
-        30 => "BF16",
+        34 => "TQ1_0",
+        35 => "TQ2_0",
+        39 => "MXFP4",
         _ => return format!("GGML type {id}"),
     };
     name.to_string()
@@ -228,6 +250,79 @@ impl<R: Read> Cursor<R> {
 /// Parses and validates the header of the GGUF file at `path`.
 pub fn read_header(path: &Path) -> Result<GgufHeader, ModelError> {
     let corrupt = |reason: String| ModelError::Corrupt { path: path.to_path_buf(), reason };
+    let (mut c, version, n_tensors, metadata) = metadata_of(path)?;
+    let len = c.len;
+
+    let mut raw = Vec::with_capacity(n_tensors as usize);
+    for _ in 0..n_tensors {
+        let name = c.string("tensor name").map_err(corrupt)?;
+        let n_dims = c.u32(&name).map_err(corrupt)?;
+        if n_dims == 0 || n_dims > 4 {
+            return Err(corrupt(format!("tensor {name} has {n_dims} dimensions")));
+        }
+        let dims = (0..n_dims).map(|_| c.u64(&name)).collect::<Result<Vec<_>, _>>().map_err(corrupt)?;
+        let ty = c.u32(&name).map_err(corrupt)?;
+        let offset = c.u64(&name).map_err(corrupt)?;
+        raw.push((name, dims, ty, offset));
+    }
+
+    let alignment = metadata.get("general.alignment").and_then(Value::as_u64).unwrap_or(32).max(1);
+    let data_start = c.pos.div_ceil(alignment) * alignment;
+    let mut tensors = Vec::with_capacity(raw.len());
+    for (name, dims, ty, offset) in raw {
+        let ty = TensorType::from_ggml(ty).map_err(|t| ModelError::UnsupportedQuantization {
+            path: path.to_path_buf(),
+            detail: format!(
+                "tensor {name} is {t}; Laya loads GGUF tensors of type {SUPPORTED_TYPES} \
+                 (convert the model with llama.cpp's `llama-quantize MODEL OUT Q4_K_M`, or use an \
+                 mlx-community checkpoint)"
+            ),
+        })?;
+        let elems = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d).filter(|_| d <= i32::MAX as u64));
+        let (per_block, block_bytes) = ty.block();
+        // ggml stores whole blocks per row: a row length that is not a multiple of the block
+        // cannot come from llama.cpp.
+        if dims[0] % per_block != 0 {
+            return Err(corrupt(format!(
+                "tensor {name} is {ty:?}, whose rows hold whole blocks of {per_block} values, but its \
+                 rows hold {} values (shape {dims:?})",
+                dims[0]
+            )));
+        }
+        let nbytes = match elems {
+            Some(n) => (n / per_block).checked_mul(block_bytes),
+            None => None,
+        };
+        let Some(nbytes) = nbytes else {
+            return Err(corrupt(format!("tensor {name} has impossible shape {dims:?} for {ty:?}")));
+        };
+        let start = data_start.checked_add(offset);
+        match start.and_then(|s| s.checked_add(nbytes)) {
+            Some(end) if end <= len => {}
+            _ => {
+                return Err(corrupt(format!(
+                    "tensor {name} ({nbytes} bytes at data offset {offset}) lies past the end of the \
+                     file ({len} bytes): the file is truncated, download it again"
+                )))
+            }
+        }
+        tensors.push(TensorInfo { name, dims, ty, offset: data_start + offset, nbytes });
+    }
+    Ok(GgufHeader { version, metadata, tensors, file_len: len })
+}
+
+/// The metadata of the GGUF file at `path` alone, its tensors unread: enough for the tokenizer,
+/// whatever the tensors' types (`tensors` is empty).
+pub fn read_metadata(path: &Path) -> Result<GgufHeader, ModelError> {
+    let (c, version, _, metadata) = metadata_of(path)?;
+    Ok(GgufHeader { version, metadata, tensors: Vec::new(), file_len: c.len })
+}
+
+/// Opens a GGUF file and reads it up to its tensor infos: (the reader there, version, tensor
+/// count, metadata).
+#[allow(clippy::type_complexity)]
+fn metadata_of(path: &Path) -> Result<(Cursor<BufReader<File>>, u32, u64, BTreeMap<String, Value>), ModelError> {
+    let corrupt = |reason: String| ModelError::Corrupt { path: path.to_path_buf(), reason };
     let file = File::open(path).map_err(|e| ModelError::io(path, e))?;
     let len = file.metadata().map_err(|e| ModelError::io(path, e))?.len();
     let mut c = Cursor { inner: BufReader::with_capacity(1 << 20, file), pos: 0, len };
@@ -254,48 +349,5 @@ pub fn read_header(path: &Path) -> Result<GgufHeader, ModelError> {
         metadata.insert(key, value);
     }
 
-    let mut raw = Vec::with_capacity(n_tensors as usize);
-    for _ in 0..n_tensors {
-        let name = c.string("tensor name").map_err(corrupt)?;
-        let n_dims = c.u32(&name).map_err(corrupt)?;
-        if n_dims == 0 || n_dims > 4 {
-            return Err(corrupt(format!("tensor {name} has {n_dims} dimensions")));
-        }
-        let dims = (0..n_dims).map(|_| c.u64(&name)).collect::<Result<Vec<_>, _>>().map_err(corrupt)?;
-        let ty = c.u32(&name).map_err(corrupt)?;
-        let offset = c.u64(&name).map_err(corrupt)?;
-        raw.push((name, dims, ty, offset));
-    }
-
-    let alignment = metadata.get("general.alignment").and_then(Value::as_u64).unwrap_or(32).max(1);
-    let data_start = c.pos.div_ceil(alignment) * alignment;
-    let mut tensors = Vec::with_capacity(raw.len());
-    for (name, dims, ty, offset) in raw {
-        let ty = TensorType::from_ggml(ty).map_err(|t| ModelError::UnsupportedQuantization {
-            path: path.to_path_buf(),
-            detail: format!(
-                "tensor {name} is {t}; Laya loads GGUF tensors of type F32, F16, Q4_0, Q4_1 and Q8_0 \
-                 (convert the model with llama.cpp's `llama-quantize MODEL OUT Q4_1`, or use an \
-                 mlx-community checkpoint)"
-            ),
-        })?;
-        let elems = dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-        let (per_block, block_bytes) = ty.block();
-        let nbytes = match elems {
-            Some(n) if n % per_block == 0 => (n / per_block) * block_bytes,
-            _ => return Err(corrupt(format!("tensor {name} has impossible shape {dims:?} for {ty:?}"))),
-        };
-        let start = data_start.checked_add(offset);
-        match start.and_then(|s| s.checked_add(nbytes)) {
-            Some(end) if end <= len => {}
-            _ => {
-                return Err(corrupt(format!(
-                    "tensor {name} ({nbytes} bytes at data offset {offset}) lies past the end of the \
-                     file ({len} bytes): the file is truncated, download it again"
-                )))
-            }
-        }
-        tensors.push(TensorInfo { name, dims, ty, offset: data_start + offset, nbytes });
-    }
-    Ok(GgufHeader { version, metadata, tensors, file_len: len })
+    Ok((c, version, n_tensors, metadata))
 }

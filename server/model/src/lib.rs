@@ -8,17 +8,20 @@ mod cache;
 mod config;
 pub mod cpu_kernels;
 mod error;
+mod gemma;
 pub mod gguf;
+pub mod gguf_tensors;
 pub mod gpu_check;
 mod model;
 mod paths;
 mod runtime;
 mod safetensors_check;
+mod spm;
 mod tokenizer;
 mod weights;
 
 pub use cache::{KvCache, STEP as KV_STEP};
-pub use config::{Arch, ModelConfig, Rope};
+pub use config::{Arch, Gemma, ModelConfig, Rope};
 pub use error::{ModelError, Result};
 pub use model::{CachedRows, CandidateScore, Format, LoadOptions, Model, ModelInfo, Prefill};
 pub use paths::{

@@ -12,11 +12,11 @@ use mlx_rs::ops::indexing::TryIndexOp;
 use mlx_rs::{nn, ops, Array, Dtype};
 
 use crate::cache::{KvCache, StepState};
-use crate::config::ModelConfig;
+use crate::config::{Arch, ModelConfig};
 use crate::error::{ModelError, Result};
 use crate::tokenizer::Tokenizer;
 use crate::weights::{Layer, Linear, Loader, Weights, GGUF_NAMES, MLX_LM_NAMES};
-use crate::{gguf, safetensors_check};
+use crate::{gguf, gguf_tensors, safetensors_check};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -238,6 +238,9 @@ impl Model {
         if x.dtype() != self.info.compute_dtype {
             x = x.as_dtype(self.info.compute_dtype)?;
         }
+        if let Some(g) = &c.gemma {
+            x = x.multiply(Array::from_f32(g.embed_scale).as_dtype(x.dtype())?)?;
+        }
         let scale = 1.0 / (hd as f32).sqrt();
         let rope = |a: &Array| -> Result<Array> {
             let r = &c.rope;
@@ -248,6 +251,16 @@ impl Model {
         };
         let short_block = self.info.cpu_kernels && l as usize <= LAYA_ATTENTION_MAX_QUERIES;
         for (i, layer) in self.weights.layers.iter().enumerate() {
+            if let Some(g) = &c.gemma {
+                let input =
+                    crate::gemma::BlockInput { x: &x, b, l, offset, laya_attention: short_block, rope_periods: self.weights.rope_periods.as_ref() };
+                x = crate::gemma::block(c, g, layer, i, input, cache)?;
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(x.clone());
+                }
+                continue;
+            }
+            // Llama's block only: Gemma's norms, activation and windows are not in it.
             if short_block {
                 if let Some(out) = self.fused_block(layer, i, &x, cache, b, l, offset)? {
                     x = out;
@@ -669,9 +682,7 @@ fn load_gguf(path: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, 
     let config = ModelConfig::from_gguf(path, &header)?;
     let tokenizer = Tokenizer::from_gguf(path, &header)?;
     check_vocab(path, &config, &tokenizer)?;
-    let tensors = mlx_rs::io::GgufFile::load(path)
-        .and_then(|f| f.arrays())
-        .map_err(|e| ModelError::Corrupt { path: path.to_path_buf(), reason: format!("MLX could not read it: {e}") })?;
+    let tensors = gguf_tensors::read_tensors(path, &header)?;
     let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float32);
     let dtype = compute_dtype(checkpoint);
     let weights = Loader { path, tensors, dtype, cpu_kernels }.load(&config, &GGUF_NAMES)?;
@@ -712,7 +723,8 @@ fn load_mlx_lm(dir: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer,
         tensors.extend(part);
     }
     let checkpoint = tensors.get("model.norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
-    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint), cpu_kernels }.load(&config, &MLX_LM_NAMES)?;
+    let names = if config.arch == Arch::Gemma3 { &crate::gemma::MLX_LM_NAMES } else { &MLX_LM_NAMES };
+    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint), cpu_kernels }.load(&config, names)?;
     Ok((config, tokenizer, weights, Format::MlxLm))
 }
 

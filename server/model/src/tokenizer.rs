@@ -1,6 +1,7 @@
 //! The tokenizer: built from a GGUF file's metadata (byte-level BPE from its tokens and merges,
-//! with the pre-tokenizer its `tokenizer.ggml.pre` names) or read from an mlx-lm folder's
-//! `tokenizer.json`, both through the `tokenizers` crate; special tokens are matched in text.
+//! with the pre-tokenizer its `tokenizer.ggml.pre` names, through the `tokenizers` crate; or
+//! SentencePiece from its tokens, scores and types, in `spm.rs`) or read from an mlx-lm folder's
+//! `tokenizer.json` (the `tokenizers` crate); special tokens are matched in text.
 
 use std::path::Path;
 
@@ -14,7 +15,8 @@ use tokenizers::pre_tokenizers::PreTokenizerWrapper;
 use tokenizers::{AddedToken, SplitDelimiterBehavior};
 
 use crate::error::{ModelError, Result};
-use crate::gguf::GgufHeader;
+use crate::gguf::{GgufHeader, Value};
+use crate::spm::Spm;
 
 /// GGUF `tokenizer.ggml.pre` values Laya knows how to pre-tokenize, with their split regexes.
 /// The regexes are those the model families were trained with (GPT-2, Llama 3, Qwen 2).
@@ -27,16 +29,26 @@ const TOKEN_CONTROL: u64 = 3;
 const TOKEN_USER_DEFINED: u64 = 4;
 
 pub struct Tokenizer {
-    inner: tokenizers::Tokenizer,
-    /// Ids that are control tokens (never part of prose: `<|im_start|>`, `<|endoftext|>`).
+    backend: Backend,
+    /// Ids that are control tokens (never part of prose: `<|im_start|>`, `<|endoftext|>`), sorted.
     special: Vec<u32>,
     eos: Option<u32>,
+    /// The token every sequence starts with, where the model wants one (Gemma's `<bos>`).
+    bos: Option<u32>,
+    /// The tokens every sequence begins with (see [`Tokenizer::start`]).
+    start: Vec<u32>,
     /// The largest id + 1 (asking `tokenizers` builds its whole vocabulary map each time).
     vocab_size: usize,
     /// The id of [`PROBE`] alone, when it is one token (see [`Tokenizer::encode_prefix`]).
     probe: Option<u32>,
-    /// The tokens every sequence the model reads begins with (see [`Tokenizer::start`]).
-    start: Vec<u32>,
+}
+
+/// The two ways text becomes ids.
+enum Backend {
+    /// Byte-level BPE (GGUF "gpt2") and every `tokenizer.json`.
+    Hf(Box<tokenizers::Tokenizer>),
+    /// SentencePiece (GGUF "llama": Gemma, Llama 2).
+    Spm(Box<Spm>),
 }
 
 /// A letter appended to a text to see how its end is tokenized when a word follows.
@@ -53,11 +65,15 @@ impl Tokenizer {
     pub fn from_gguf(path: &Path, header: &GgufHeader) -> Result<Self> {
         let err = |reason: String| ModelError::Tokenizer { path: path.to_path_buf(), reason };
         let model = header.str("tokenizer.ggml.model").unwrap_or("(none)");
-        if model != "gpt2" {
-            return Err(err(format!(
-                "tokenizer model {model:?} is not supported; Laya reads byte-level BPE (\"gpt2\") \
-                 tokenizers from GGUF files (SentencePiece models: use an mlx-lm folder with tokenizer.json)"
-            )));
+        match model {
+            "gpt2" => {}
+            "llama" => return Self::spm_from_gguf(path, header),
+            _ => {
+                return Err(err(format!(
+                    "tokenizer model {model:?} is not supported; Laya reads byte-level BPE (\"gpt2\") and \
+                     SentencePiece (\"llama\") tokenizers from GGUF files"
+                )))
+            }
         }
         let tokens = header.strings("tokenizer.ggml.tokens").ok_or_else(|| err("tokenizer.ggml.tokens is missing".into()))?;
         let merges = header.strings("tokenizer.ggml.merges").ok_or_else(|| err("tokenizer.ggml.merges is missing".into()))?;
@@ -120,16 +136,56 @@ impl Tokenizer {
         inner.add_tokens(&added.iter().filter(|a| !a.special).cloned().collect::<Vec<_>>());
 
         let eos = header.u64("tokenizer.ggml.eos_token_id").map(|v| v as u32);
-        Ok(Self::new(inner, special, eos))
+        // No BOS: byte-level BPE models run without a start token (see Tokenizer::start).
+        Ok(Self::new(Backend::Hf(Box::new(inner)), special, eos, None))
     }
 
-    fn new(inner: tokenizers::Tokenizer, special: Vec<u32>, eos: Option<u32>) -> Self {
-        let vocab_size = inner.get_vocab(true).values().max().map_or(0, |&m| m as usize + 1);
-        let probe = match inner.encode_fast(PROBE, false).map(|e| e.get_ids().to_vec()) {
+    /// A SentencePiece tokenizer from `tokenizer.ggml.tokens`, `.scores` and `.token_type`.
+    fn spm_from_gguf(path: &Path, header: &GgufHeader) -> Result<Self> {
+        let err = |reason: String| ModelError::Tokenizer { path: path.to_path_buf(), reason };
+        let tokens = header.strings("tokenizer.ggml.tokens").ok_or_else(|| err("tokenizer.ggml.tokens is missing".into()))?;
+        let n = tokens.len();
+        let scores: Vec<f32> = match header.get("tokenizer.ggml.scores").and_then(|v| v.as_array()) {
+            Some(a) => a
+                .iter()
+                .map(|v| v.as_f64().map(|f| f as f32))
+                .collect::<Option<_>>()
+                .ok_or_else(|| err("tokenizer.ggml.scores holds non-numbers".into()))?,
+            None => return Err(err("tokenizer.ggml.scores is missing (a SentencePiece vocabulary needs its scores)".into())),
+        };
+        let types: Vec<u8> = match header.get("tokenizer.ggml.token_type").and_then(|v| v.as_array()) {
+            Some(a) => a.iter().map(|v| v.as_u64().map_or(1, |t| t.min(255) as u8)).collect(),
+            None => vec![1; n],
+        };
+        let flag = |key: &str, default: bool| match header.get(key) {
+            Some(Value::Bool(b)) => *b,
+            Some(v) => v.as_u64().map_or(default, |x| x != 0),
+            None => default,
+        };
+        let id = |key: &str| header.u64(key).filter(|&v| (v as usize) < n).map(|v| v as u32);
+        let unk = id("tokenizer.ggml.unknown_token_id");
+        // llama.cpp's defaults for SentencePiece: a space prefix and a BOS unless the file says no.
+        let spm = Spm::new(tokens.iter().map(|t| t.to_string()).collect(), scores, types, unk, flag("tokenizer.ggml.add_space_prefix", true))
+            .map_err(err)?;
+        let special = spm.control_ids();
+        let bos = id("tokenizer.ggml.bos_token_id").filter(|_| flag("tokenizer.ggml.add_bos_token", true));
+        Ok(Self::new(Backend::Spm(Box::new(spm)), special, id("tokenizer.ggml.eos_token_id"), bos))
+    }
+
+    fn new(backend: Backend, mut special: Vec<u32>, eos: Option<u32>, bos: Option<u32>) -> Self {
+        special.sort_unstable();
+        special.dedup();
+        let vocab_size = match &backend {
+            Backend::Hf(inner) => inner.get_vocab(true).values().max().map_or(0, |&m| m as usize + 1),
+            Backend::Spm(spm) => spm.vocab_size(),
+        };
+        let start = bos.into_iter().collect();
+        let mut tok = Self { backend, special, eos, bos, start, vocab_size, probe: None };
+        tok.probe = match tok.encode(PROBE) {
             Ok(ids) if ids.len() == 1 => Some(ids[0]),
             _ => None,
         };
-        Self { inner, special, eos, vocab_size, probe, start: vec![] }
+        tok
     }
 
     /// Reads an mlx-lm / Hugging Face `tokenizer.json`.
@@ -137,12 +193,18 @@ impl Tokenizer {
         let inner = tokenizers::Tokenizer::from_file(path)
             .map_err(|e| ModelError::Tokenizer { path: path.to_path_buf(), reason: format!("cannot read tokenizer.json: {e}") })?;
         let special = inner.get_added_tokens_decoder().iter().filter(|(_, t)| t.special).map(|(id, _)| *id).collect();
-        Ok(Self::new(inner, special, eos))
+        Ok(Self::new(Backend::Hf(Box::new(inner)), special, eos, None))
     }
 
+    /// The ids of `text`, special tokens matched in it, never a BOS (see [`Tokenizer::bos`]).
     pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
-        let enc = self.inner.encode_fast(text, false).map_err(|e| ModelError::Input(format!("tokenizing: {e}")))?;
-        Ok(enc.get_ids().to_vec())
+        match &self.backend {
+            Backend::Hf(inner) => {
+                let enc = inner.encode_fast(text, false).map_err(|e| ModelError::Input(format!("tokenizing: {e}")))?;
+                Ok(enc.get_ids().to_vec())
+            }
+            Backend::Spm(spm) => Ok(spm.encode(text)),
+        }
     }
 
     /// The tokens of `text` as the beginning of a longer text: what a context to be continued is
@@ -164,8 +226,12 @@ impl Tokenizer {
         Ok(ids)
     }
 
+    /// The text of `ids`; special tokens are written as their text.
     pub fn decode(&self, ids: &[u32]) -> Result<String> {
-        self.inner.decode(ids, false).map_err(|e| ModelError::Input(format!("detokenizing: {e}")))
+        match &self.backend {
+            Backend::Hf(inner) => inner.decode(ids, false).map_err(|e| ModelError::Input(format!("detokenizing: {e}"))),
+            Backend::Spm(spm) => spm.decode(ids).map_err(|id| ModelError::TokenOutOfRange { id, vocab: self.vocab_size }),
+        }
     }
 
     /// The text of a single token, as it would appear in the output (bytes joined, spaces real).
@@ -179,7 +245,7 @@ impl Tokenizer {
     }
 
     pub fn is_special(&self, id: u32) -> bool {
-        self.special.contains(&id)
+        self.special.binary_search(&id).is_ok()
     }
 
     pub fn special_ids(&self) -> &[u32] {
@@ -190,8 +256,19 @@ impl Tokenizer {
         self.eos
     }
 
+    /// The token a sequence must start with, where the model was trained with one (GGUF
+    /// `tokenizer.ggml.bos_token_id` with `add_bos_token`, true by default for SentencePiece:
+    /// Gemma's `<bos>`). None for byte-level BPE models, which Laya runs without one.
+    pub fn bos(&self) -> Option<u32> {
+        self.bos
+    }
+
+    /// The id of a token's exact text as the vocabulary stores it.
     pub fn id_of(&self, token: &str) -> Option<u32> {
-        self.inner.token_to_id(token)
+        match &self.backend {
+            Backend::Hf(inner) => inner.token_to_id(token),
+            Backend::Spm(spm) => spm.id_of(token),
+        }
     }
 
     /// The tokens every sequence begins with, before a document's first character: the start

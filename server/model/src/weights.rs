@@ -189,6 +189,9 @@ pub(crate) struct Layer {
     pub mlp_norm: Array,       // [hidden]
     pub gate_up: Projections,  // gate and up, [intermediate] each, of [hidden]
     pub down: Linear,          // [hidden, intermediate]
+    /// Norms of the attention's and the MLP's outputs, [hidden] (Gemma).
+    pub post_attn_norm: Option<Array>,
+    pub post_mlp_norm: Option<Array>,
 }
 
 pub(crate) struct Weights {
@@ -210,6 +213,7 @@ impl Weights {
         for l in &self.layers {
             v.extend([&l.attn_norm, &l.mlp_norm]);
             v.extend(l.q_norm.iter().chain(l.k_norm.iter()));
+            v.extend(l.post_attn_norm.iter().chain(l.post_mlp_norm.iter()));
             v.extend(l.qkv.arrays());
             v.extend(l.gate_up.arrays());
             for lin in [&l.o, &l.down] {
@@ -238,6 +242,8 @@ pub(crate) struct Naming {
     pub embed: &'static str,
     pub norm: &'static str,
     pub head: &'static str,
+    /// Added to every norm weight as it loads: 1 where the format stores Gemma's `1 + w` as `w`.
+    pub norm_shift: f32,
     pub layer: fn(usize, Part) -> String,
 }
 
@@ -250,7 +256,11 @@ pub(crate) enum Part {
     O,
     QNorm,
     KNorm,
+    /// Gemma: the norm of the attention's output.
+    PostAttnNorm,
     MlpNorm,
+    /// Gemma: the norm of the MLP's output.
+    PostMlpNorm,
     Gate,
     Up,
     Down,
@@ -260,6 +270,7 @@ pub(crate) const GGUF_NAMES: Naming = Naming {
     embed: "token_embd",
     norm: "output_norm",
     head: "output",
+    norm_shift: 0.0,
     layer: |i, p| {
         let s = match p {
             Part::AttnNorm => "attn_norm",
@@ -269,7 +280,9 @@ pub(crate) const GGUF_NAMES: Naming = Naming {
             Part::O => "attn_output",
             Part::QNorm => "attn_q_norm",
             Part::KNorm => "attn_k_norm",
+            Part::PostAttnNorm => "post_attention_norm",
             Part::MlpNorm => "ffn_norm",
+            Part::PostMlpNorm => "post_ffw_norm",
             Part::Gate => "ffn_gate",
             Part::Up => "ffn_up",
             Part::Down => "ffn_down",
@@ -282,6 +295,7 @@ pub(crate) const MLX_LM_NAMES: Naming = Naming {
     embed: "model.embed_tokens",
     norm: "model.norm",
     head: "lm_head",
+    norm_shift: 0.0,
     layer: |i, p| {
         let s = match p {
             Part::AttnNorm => "input_layernorm",
@@ -292,6 +306,9 @@ pub(crate) const MLX_LM_NAMES: Naming = Naming {
             Part::QNorm => "self_attn.q_norm",
             Part::KNorm => "self_attn.k_norm",
             Part::MlpNorm => "post_attention_layernorm",
+            // Llama-family folders have no post norms (Gemma's names are in gemma.rs).
+            Part::PostAttnNorm => "post_attention_norm (not in this format)",
+            Part::PostMlpNorm => "post_mlp_norm (not in this format)",
             Part::Gate => "mlp.gate_proj",
             Part::Up => "mlp.up_proj",
             Part::Down => "mlp.down_proj",
@@ -328,6 +345,12 @@ impl Loader<'_> {
             return Err(self.shape_err(name, &a, format!("[{len}]")));
         }
         self.float(a)
+    }
+
+    /// A norm's weight, plus the format's `norm_shift`.
+    fn norm(&mut self, name: &str, len: usize, names: &Naming) -> Result<Array> {
+        let w = self.vector(name, len)?;
+        Ok(if names.norm_shift == 0.0 { w } else { w.add(Array::from_f32(names.norm_shift).as_dtype(w.dtype())?)? })
     }
 
     /// `base.weight` (+ `base.scales`, `base.biases` when quantized, + `base.bias` when `bias`).
@@ -387,22 +410,25 @@ impl Loader<'_> {
                 self.linear(&n(Part::V), c.n_kv_heads * hd, h, c.qkv_bias)?,
             ];
             let gate_up = vec![self.linear(&n(Part::Gate), c.intermediate, h, false)?, self.linear(&n(Part::Up), c.intermediate, h, false)?];
+            let post_norms = c.gemma.is_some();
             let layer = Layer {
-                attn_norm: self.vector(&w(Part::AttnNorm), h)?,
+                attn_norm: self.norm(&w(Part::AttnNorm), h, names)?,
                 qkv: Projections::new(qkv, vec![q, kv, kv])?,
                 o: self.linear(&n(Part::O), h, c.n_heads * hd, false)?,
-                q_norm: if c.qk_norm { Some(self.vector(&w(Part::QNorm), hd)?) } else { None },
-                k_norm: if c.qk_norm { Some(self.vector(&w(Part::KNorm), hd)?) } else { None },
-                mlp_norm: self.vector(&w(Part::MlpNorm), h)?,
+                q_norm: if c.qk_norm { Some(self.norm(&w(Part::QNorm), hd, names)?) } else { None },
+                k_norm: if c.qk_norm { Some(self.norm(&w(Part::KNorm), hd, names)?) } else { None },
+                mlp_norm: self.norm(&w(Part::MlpNorm), h, names)?,
                 gate_up: Projections::new(gate_up, vec![c.intermediate as i32; 2])?,
                 down: self.linear(&n(Part::Down), h, c.intermediate, false)?,
+                post_attn_norm: if post_norms { Some(self.norm(&w(Part::PostAttnNorm), h, names)?) } else { None },
+                post_mlp_norm: if post_norms { Some(self.norm(&w(Part::PostMlpNorm), h, names)?) } else { None },
             };
             // Materialize the stacked matrices now, one layer at a time, so the separate ones
             // are freed as we go rather than all held until the end.
             mlx_rs::transforms::eval(layer.qkv.arrays().into_iter().chain(layer.gate_up.arrays()))?;
             layers.push(layer);
         }
-        let norm = self.vector(&format!("{}.weight", names.norm), h)?;
+        let norm = self.norm(&format!("{}.weight", names.norm), h, names)?;
         let head = if c.tie_embeddings { None } else { Some(self.linear(names.head, c.vocab, h, false)?) };
         let rope_periods = match (&c.rope.periods, self.tensors.remove("rope_freqs.weight")) {
             (Some(p), _) => Some(Array::from_slice(p, &[p.len() as i32])),

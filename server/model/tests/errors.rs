@@ -110,11 +110,12 @@ fn an_unsupported_architecture_names_what_is_supported() {
 #[test]
 fn an_unsupported_quantization_says_how_to_convert() {
     let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("q4k.gguf");
-    write_gguf(&p, &[("general.architecture", Meta::Str("llama")), ("llama.block_count", Meta::U32(1))], &[("blk.0.attn_q.weight", &[256, 256], 12)]);
+    // 16: IQ2_XXS, an i-quant (a codebook, not an affine grid).
+    let p = dir.path().join("iq2.gguf");
+    write_gguf(&p, &[("general.architecture", Meta::Str("llama")), ("llama.block_count", Meta::U32(1))], &[("blk.0.attn_q.weight", &[256, 256], 16)]);
     let (e, msg) = load_err(&p);
     assert!(matches!(e, ModelError::UnsupportedQuantization { .. }), "{e:?}");
-    assert!(msg.contains("Q4_K") && msg.contains("Q4_1"), "{msg}");
+    assert!(msg.contains("blk.0.attn_q.weight") && msg.contains("IQ") && msg.contains("Q4_K") && msg.contains("llama-quantize"), "{msg}");
 }
 
 #[test]

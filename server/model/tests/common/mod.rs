@@ -29,6 +29,21 @@ pub fn default_model_path() -> PathBuf {
     p
 }
 
+/// Gemma 3 270M's file name where `make model` puts it, beside the default model.
+pub const GEMMA_MODEL_FILE: &str = "gemma-3-270m-q4_k_m.gguf";
+
+/// Gemma 3 270M in the per-user cache (`<cache>/laya/models/gemma-3-270m-q4_k_m.gguf`), or None
+/// after saying on stderr that `test` is skipped and how to fetch the file.
+pub fn gemma_model_path(test: &str) -> Option<PathBuf> {
+    let cache = laya_model::xdg_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"), ".cache").expect("$HOME is set");
+    let p = cache.join("laya").join("models").join(GEMMA_MODEL_FILE);
+    if p.exists() {
+        return Some(p);
+    }
+    eprintln!("SKIPPED {test}: Gemma 3 is missing at {} (run `make model` to fetch it)", p.display());
+    None
+}
+
 pub fn default_model() -> Model {
     Model::load(&default_model_path()).expect("the default model loads")
 }
@@ -57,6 +72,21 @@ pub fn reference_logits(model: &Path, ids: &[u32]) -> (Vec<f32>, usize) {
     let logits: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
     let vocab = info["vocab"].as_u64().unwrap() as usize;
     assert_eq!(logits.len(), ids.len() * vocab);
+    (logits, vocab)
+}
+
+/// [`reference_logits`] of the last `tail` positions only: [tail * vocab].
+pub fn reference_logits_tail(model: &Path, ids: &[u32], tail: usize) -> (Vec<f32>, usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("logits.f32");
+    let tokens = ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let args =
+        ["logits", "--model", model.to_str().unwrap(), "--tokens", &tokens, "--out", out.to_str().unwrap(), "--float32", "--tail", &tail.to_string()];
+    let info = reference(&args);
+    let bytes = std::fs::read(&out).unwrap();
+    let logits: Vec<f32> = bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    let vocab = info["vocab"].as_u64().unwrap() as usize;
+    assert_eq!(logits.len(), tail.min(ids.len()) * vocab);
     (logits, vocab)
 }
 
