@@ -84,8 +84,9 @@ impl Vocab {
             })
             .collect();
         let ok = |t: &str| !t.is_empty() && !t.contains('\u{FFFD}');
-        let word_ids =
-            (0..n as u32).filter(|&i| ok(&texts[i as usize]) && is_word(&texts[i as usize]) && !texts[i as usize].starts_with(is_spaceless)).collect();
+        let word_ids = (0..n as u32)
+            .filter(|&i| ok(&texts[i as usize]) && is_word(&texts[i as usize]) && !texts[i as usize].starts_with(is_spaceless))
+            .collect();
         let start_ids = (0..n as u32)
             .filter(|&i| {
                 let t = &texts[i as usize];

@@ -285,7 +285,6 @@ impl Worker {
         }
     }
 
-
     pub(crate) fn doc_cache(&mut self, doc: &str) -> KvCache {
         match self.caches.remove(doc) {
             Some(d) => d.cache,
@@ -568,8 +567,8 @@ impl Worker {
     /// Loads one model and its vocabulary index.
     fn load_model(&self, path: Option<&std::path::Path>) -> Result<Loaded, JobError> {
         let path = path.expect("a path to load");
-        let m = Model::load_with(path, self.locations.load)
-            .map_err(|e| JobError::NoModel(format!("cannot load the model {}: {e}", path.display())))?;
+        let m =
+            Model::load_with(path, self.locations.load).map_err(|e| JobError::NoModel(format!("cannot load the model {}: {e}", path.display())))?;
         let vocab = Vocab::new(&m).map_err(|e| JobError::Failed(e.to_string()))?;
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         Ok(Loaded { model: m, vocab, name })

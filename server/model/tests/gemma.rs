@@ -87,7 +87,7 @@ fn mlx_name(base: &str) -> String {
 /// (config.json, model.safetensors): norms less the 1 that gemma3_text adds back, the rest as is.
 fn export_mlx_lm(gguf: &Path, model: &Model, dir: &Path) {
     let header = laya_model::gguf::read_header(gguf).unwrap();
-    let tensors = laya_model::gguf_tensors::read_tensors(gguf, &header).unwrap();
+    let tensors = laya_model::gguf_tensors::read_tensors(gguf, &header, false).unwrap();
     let mut out: HashMap<String, Array> = HashMap::new();
     for (name, a) in tensors {
         let (base, suffix) = name.rsplit_once('.').unwrap();
