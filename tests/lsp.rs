@@ -697,3 +697,37 @@ fn a_suggestion_turned_down_twice_after_a_word_is_held_back_there() {
     assert_eq!(run(false), [json!("Paris"), json!("Paris"), json!("Paris")], "typed over unread: shown every time");
     assert_eq!(run(true), [json!("Paris"), json!("Paris"), Value::Null], "read and turned down twice: held back");
 }
+
+#[test]
+fn a_chinese_document_is_served_by_the_multilingual_model() {
+    let mut c = Client::start(json!({"latencyBudgetMs": 20000}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    // Typed as an input method commits it, a character at a time, with a character outside
+    // the BMP first (two UTF-16 units) so that every later position depends on counting right.
+    let uri = "file:///tmp/laya-test/zh.md";
+    c.open(uri, "markdown", "𠀋");
+    let (mut col, mut version) = (2u32, 1i64);
+    type_chars(&mut c, uri, &mut col, &mut version, "。中华人民共");
+    let r = c.request("laya/documentText", json!({"uri": uri}));
+    assert_eq!(r["result"]["text"], "𠀋。中华人民共", "{r}");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+    let ghost = r["result"]["items"][0]["insertText"].as_str().unwrap_or_else(|| panic!("no ghost text: {r}"));
+    assert!(ghost.starts_with("和"), "{r}");
+    assert_eq!(r["result"]["items"][0]["range"], json!({"start": pos(0, col), "end": pos(0, col)}), "{r}");
+    let r = c.request("laya/stats", Value::Null);
+    assert!(r["result"]["engine"]["model"].as_str().is_some(), "{r}");
+    // Chinese is not checked against the English lexicon: no diagnostics for it.
+    let d = c.wait_for("diagnostics", |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri);
+    assert_eq!(d["params"]["diagnostics"], json!([]), "{d}");
+    // Ranking and converting pinyin over LSP, as an input-method front-end asks.
+    let r = c.request("laya/rank", json!({"context": "今天天气真", "candidates": ["好", "不错", "晴朗", "糟糕"]}));
+    assert_eq!(r["result"]["ranked"][0]["candidate"], "好", "{r}");
+    let r = c.request("laya/convert", json!({"pinyin": "zhong guo", "n": 3}));
+    assert_eq!(r["result"]["candidates"][0]["text"], "中国", "{r}");
+    assert!(r["result"]["candidates"][0]["logprob"].as_f64().is_some(), "{r}");
+    let r = c.request("laya/convert", json!({"pinyin": "not pinyin at all!"}));
+    assert!(r["error"]["message"].as_str().is_some(), "{r}");
+    let r = c.request("laya/convert", json!({"pinyin": "ni hao", "n": 0}));
+    assert!(r["error"]["message"].as_str().unwrap().contains("1 to 50"), "{r}");
+    c.shutdown().unwrap();
+}

@@ -75,7 +75,7 @@ pub fn ghost(
         _ => None,
     };
     // A word the lexicon does not know is not offered (the model has seen "seperate" too).
-    let known = |w: &str| speller.is_none_or(|sp| sp.is_known(w));
+    let known = |w: &str| speller.is_none_or(|sp| sp.may_offer(w));
     // Sure enough to show; whether it adds enough is decided on the whole suggestion, phrase
     // included (see [`adds_enough`]).
     let mid_word = !split.word.is_empty();

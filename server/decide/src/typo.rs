@@ -197,6 +197,12 @@ impl Speller {
         known(word) || ["'s", "’s", "'", "’"].iter().any(|s| word.strip_suffix(s).is_some_and(|stem| !stem.is_empty() && known(stem)))
     }
 
+    /// Whether `word` may be offered as a suggestion: the lexicon knows it, or it is in a script
+    /// the (English) lexicon has no say over (Chinese, Cyrillic, ...), where the model decides.
+    pub fn may_offer(&self, word: &str) -> bool {
+        self.is_known(word) || word.chars().any(|c| laya_text::script_of(c).is_some_and(|s| !s.is_latin()))
+    }
+
     /// Whether a word a text uses `count` times is left alone for that: a spelling the lexicon
     /// does not know, used more than once, is meant (a name, a term); a known word is still
     /// checked (it can be the wrong one: "their" for "there"), and so is a word typed twice.

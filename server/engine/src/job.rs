@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use laya_decide::{Ghost, GhostOptions, Issue, Ranked, Suggestion};
+use laya_decide::{Candidate, Ghost, GhostOptions, Issue, Ranked, Suggestion};
 use tokio::sync::oneshot;
 
 /// What went wrong with a job, for the handler to turn into an LSP answer.
@@ -82,6 +82,13 @@ pub enum Job {
         candidates: Vec<String>,
         reply: Reply<Vec<Ranked>>,
     },
+    /// Toneless pinyin to hanzi: the `n` best conversions after `context`, best first.
+    Convert {
+        pinyin: String,
+        context: String,
+        n: usize,
+        reply: Reply<Vec<Candidate>>,
+    },
     /// Words the user added to the dictionary.
     AddWords {
         words: Vec<String>,
@@ -116,7 +123,7 @@ impl Job {
     /// are instant, a status request must not wait behind minutes of checks, and a closed
     /// document's cache is freed at once.)
     pub(crate) fn is_urgent(&self) -> bool {
-        matches!(self, Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. } | Job::Stats { .. } | Job::Close { .. })
+        matches!(self, Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. } | Job::Convert { .. } | Job::Stats { .. } | Job::Close { .. })
     }
 
     /// A suggestion job: only the newest one per document is worth running.
@@ -130,6 +137,7 @@ impl Job {
             Job::Complete { reply, .. } => reply.is_closed(),
             Job::Check { reply, .. } => reply.is_closed(),
             Job::Rank { reply, .. } => reply.is_closed(),
+            Job::Convert { reply, .. } => reply.is_closed(),
             _ => false,
         }
     }
@@ -141,6 +149,7 @@ impl Job {
             Job::Complete { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
             Job::Check { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
             Job::Rank { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
+            Job::Convert { reply, .. } => drop(reply.send(e.map(|_: ()| vec![]))),
             _ => {}
         }
     }

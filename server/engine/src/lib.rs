@@ -51,6 +51,8 @@ pub struct Locations {
     pub models: laya_model::ModelLocations,
     /// The lexicon when the `lexiconPath` setting names none; None: none was found.
     pub lexicon: Option<std::path::PathBuf>,
+    /// The pinyin dictionary (`reading<TAB>hanzi<TAB>count`) for `laya/convert`; None: none found.
+    pub pinyin: Option<std::path::PathBuf>,
     pub load: laya_model::LoadOptions,
 }
 

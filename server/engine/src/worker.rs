@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc};
 use std::time::Instant;
 
 use dashmap::DashMap;
-use laya_decide::{Ghost, GhostOptions, Speller, TypedThrough, Vocab};
+use laya_decide::{Ghost, GhostOptions, PinyinDict, Speller, TypedThrough, Vocab};
 use laya_model::{KvCache, Model, ModelChoice};
 
 use crate::ahead::{completes_word, CheckAhead, Letters, Speculation};
@@ -39,6 +39,8 @@ pub(crate) struct Worker {
     pub(crate) multilingual: Option<Result<Loaded, String>>,
     /// Which model each document's cache belongs to (by the script of its text so far).
     pub(crate) doc_models: HashMap<String, ModelChoice>,
+    /// The pinyin dictionary, read the first time a conversion is asked for (or why it could not be).
+    pub(crate) pinyin: Option<Result<PinyinDict, String>>,
     pub(crate) speller: Option<Speller>,
     pub(crate) user_words: Vec<String>,
     pub(crate) caches: HashMap<String, DocCache>,
@@ -86,6 +88,7 @@ impl Worker {
             named: false,
             multilingual: None,
             doc_models: HashMap::new(),
+            pinyin: None,
             speller: None,
             user_words: vec![],
             caches: HashMap::new(),
@@ -407,7 +410,7 @@ impl Worker {
                     .model_for(choice)
                     .and_then(|m| laya_decide::complete(&m.model, &m.vocab, &mut cache, &before, n).map_err(|e| JobError::Failed(e.to_string())));
                 // Words the lexicon does not know are not offered ("seperate" is in the model too).
-                let r = r.map(|v| v.into_iter().filter(|s| self.speller.as_ref().is_none_or(|sp| sp.is_known(&s.word))).collect());
+                let r = r.map(|v| v.into_iter().filter(|s| self.speller.as_ref().is_none_or(|sp| sp.may_offer(&s.word))).collect());
                 let _ = reply.send(r);
                 self.put_cache(doc, cache);
             }
@@ -470,6 +473,26 @@ impl Worker {
                 let r = self
                     .model_for(choice)
                     .and_then(|m| laya_decide::rank(&m.model, &mut cache, &context, &candidates).map_err(|e| JobError::Failed(e.to_string())));
+                let _ = reply.send(r);
+            }
+            Job::Convert { pinyin, context, n, reply } => {
+                // Converting to hanzi is the multilingual model's job, unless a model is named.
+                let choice = if self.named { ModelChoice::Default } else { ModelChoice::Multilingual };
+                if choice == ModelChoice::Multilingual {
+                    self.ensure_multilingual();
+                }
+                if self.pinyin.is_none() {
+                    self.pinyin = Some(match &self.locations.pinyin {
+                        Some(p) => PinyinDict::load(p).map_err(|e| e.to_string()),
+                        None => Err("no pinyin dictionary found (run `make pinyin`, or set LAYA_PINYIN_DICT)".into()),
+                    });
+                }
+                let r = match self.pinyin.as_ref().expect("set above") {
+                    Err(e) => Err(JobError::NoModel(e.clone())),
+                    Ok(dict) => self.model_for(choice).and_then(|m| {
+                        laya_decide::convert(&m.model, &mut KvCache::new(), dict, &pinyin, &context, n).map_err(|e| JobError::Failed(e.to_string()))
+                    }),
+                };
                 let _ = reply.send(r);
             }
             Job::AddWords { words } => {

@@ -49,8 +49,8 @@ fn read() -> Edge {
         check_gpu: var("LAYA_ALLOW_CUDA").as_deref() != Some("1"),
         kernels: KernelOptions { isa: parsed("LAYA_CPU_ISA"), threads: parsed("LAYA_THREADS").filter(|&n: &usize| n > 0) },
     };
-    let locations = Locations { models, lexicon: default_lexicon(), load };
     let pinyin_dict = var("LAYA_PINYIN_DICT").map(PathBuf::from).or_else(|| beside_binary(PINYIN_RELATIVE));
+    let locations = Locations { models, lexicon: default_lexicon(), pinyin: pinyin_dict.clone(), load };
     Edge { locations, config_home: xdg("XDG_CONFIG_HOME", ".config"), pinyin_dict, fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
 }
 

@@ -61,9 +61,13 @@ pub struct CursorSplit<'a> {
 /// Splits `text` (the text before the cursor) so that a model can continue it at a word
 /// boundary: subword tokenizers attach the leading space to the word (" Paris"), so the
 /// context stops before that space and the typed characters become a constraint. In scripts
-/// written without spaces (Chinese, Japanese, Thai) an input method commits whole characters:
-/// nothing of a word is "being typed", and the context runs to the cursor.
+/// written without spaces (Chinese, Japanese, Thai) the last character is the word being typed:
+/// it may be the first of a word the tokenizer keeps whole ("共" of "共和国"), and a context cut
+/// inside such a token reads to the model like nothing it has seen.
 pub fn split_at_cursor(text: &str) -> CursorSplit<'_> {
+    if let Some((i, c)) = text.char_indices().next_back().filter(|&(_, c)| is_spaceless(c) && is_word_char(c)) {
+        return CursorSplit { context: &text[..i], typed: &text[i..i + c.len_utf8()], word: &text[i..] };
+    }
     let word_start = text.char_indices().rev().take_while(|&(_, c)| is_word_char(c) && !is_spaceless(c)).last().map_or(text.len(), |(i, _)| i);
     let word = &text[word_start..];
     // A leading apostrophe is a quote mark, not part of the word.
@@ -119,9 +123,9 @@ mod tests {
 
     #[test]
     fn text_without_spaces_has_no_word_being_typed() {
-        assert_eq!(split("今天天气真"), ("今天天气真", "", ""));
+        assert_eq!(split("中华人民共"), ("中华人民", "共", "共"));
         assert_eq!(split("今天天气真好，"), ("今天天气真好，", "", ""));
         assert_eq!(split("我们用Rus"), ("我们用", "Rus", "Rus"));
-        assert_eq!(split("𠀋"), ("𠀋", "", ""));
+        assert_eq!(split("𠀋"), ("", "𠀋", "𠀋"));
     }
 }

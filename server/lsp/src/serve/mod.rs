@@ -38,6 +38,7 @@ pub fn service(fault_panic_on: Option<String>) -> (LspService<backend::Backend>,
     let (service, socket) = LspService::build(|client| backend::Backend::new(client, engine, defaults))
         .custom_method("textDocument/inlineCompletion", backend::Backend::inline_completion)
         .custom_method("laya/rank", backend::Backend::rank)
+        .custom_method("laya/convert", backend::Backend::convert)
         .custom_method("laya/stats", backend::Backend::stats)
         .custom_method("laya/documentText", backend::Backend::document_text)
         .finish();

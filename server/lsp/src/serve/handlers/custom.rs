@@ -1,5 +1,6 @@
-//! Laya's own requests: `laya/rank` (candidates scored after a context), `laya/stats` and
-//! `laya/documentText` (the server's copy of a document, for tests and sync checks).
+//! Laya's own requests: `laya/rank` (candidates scored after a context), `laya/convert` (pinyin
+//! to hanzi, for input-method front-ends), `laya/stats` and `laya/documentText` (the server's
+//! copy of a document, for tests and sync checks).
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -28,6 +29,30 @@ impl Backend {
         }))
     }
 
+    /// Toneless pinyin ("jin tian tian qi", "jintian", "xi'an") to hanzi, ranked by the model
+    /// after `context`: `{"candidates": [{"text", "logprob"}]}`, best first.
+    pub async fn convert(&self, params: ConvertParams) -> Result<Value> {
+        if params.pinyin.trim().is_empty() {
+            return Err(Error::invalid_params("pinyin is empty"));
+        }
+        let n = params.n.unwrap_or(5);
+        if !(1..=50).contains(&n) {
+            return Err(Error::invalid_params(format!("n is {n}; ask for 1 to 50 candidates")));
+        }
+        let converted = self
+            .engine
+            .ask(|reply| Job::Convert { pinyin: params.pinyin.clone(), context: params.context.clone().unwrap_or_default(), n, reply })
+            .await
+            .map_err(|e| match e {
+                // The input is what failed (not pinyin, no words for it): the caller's to fix.
+                laya_engine::JobError::Failed(m) => Error::invalid_params(m),
+                other => job_error(other),
+            })?;
+        Ok(json!({
+            "candidates": converted.iter().map(|c| json!({"text": c.text, "logprob": c.logprob})).collect::<Vec<_>>()
+        }))
+    }
+
     /// The server's copy of a document (for tests and for checking sync from a client).
     pub async fn document_text(&self, params: TextDocumentIdentifier) -> Result<Value> {
         let d = self.docs.get(&key(&params.uri)).ok_or_else(|| Error::invalid_params(format!("{} is not open", params.uri.as_str())))?;
@@ -44,6 +69,13 @@ impl Backend {
             "reanchors": self.reanchors.load(std::sync::atomic::Ordering::Relaxed),
         }))
     }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ConvertParams {
+    pub pinyin: String,
+    pub context: Option<String>,
+    pub n: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
