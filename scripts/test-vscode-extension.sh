@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The real-editor test of Laya's VS Code extension. Installs what it needs once (idempotent):
-#   - Debian: chromium, ripgrep, libkrb5-dev libxkbfile-dev libsecret-1-dev (code-server's build);
+#   - Debian: chromium, fonts-wqy-microhei (Chinese glyphs for the screenshots), ripgrep,
+#     libkrb5-dev libxkbfile-dev libsecret-1-dev (code-server's build);
 #   - npm: code-server 4.100.3 (VS Code 1.100.3) and playwright-core, into .deps/vscode-test/;
 # builds the .vsix (scripts/build-vscode-extension.sh), installs it into a fresh code-server,
 # starts code-server on a temporary workspace with laya.path set to target/release/laya, and runs
@@ -34,7 +35,7 @@ node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 
 need_apt=()
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)
 command -v rg >/dev/null || need_apt+=(ripgrep)
-for p in libkrb5-dev libxkbfile-dev libsecret-1-dev; do
+for p in fonts-wqy-microhei libkrb5-dev libxkbfile-dev libsecret-1-dev; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_apt+=("$p")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -129,6 +130,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 printf '# Notes\n\n' >"$ws/notes.md"
+printf '# 笔记\n\n' >"$ws/zh.md"
 python3 - "$data/User/settings.json" "$laya" <<'PY'
 import json, sys
 settings = {

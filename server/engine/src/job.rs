@@ -82,6 +82,12 @@ pub enum Job {
         candidates: Vec<String>,
         reply: Reply<Vec<Ranked>>,
     },
+    /// Sends a document to the model that covers its script (see the worker's `route`), loading
+    /// the multilingual model if it is the first document to need it.
+    Route {
+        doc: String,
+        text: String,
+    },
     /// Toneless pinyin to hanzi: the `n` best conversions after `context`, best first.
     Convert {
         pinyin: String,

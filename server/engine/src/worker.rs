@@ -201,7 +201,7 @@ impl Worker {
                 _ => (Timed::Other, Instant::now()),
             };
             let interrupted_before = self.stats.checks_interrupted;
-            let forwards_before = self.loaded.as_ref().map(|l| l.model.forward_count());
+            let forwards_before = self.forward_count();
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(job)));
             // A check grows the shared check cache without going through put_cache: keep the
             // total under the budget after every job (least recently used first).
@@ -216,7 +216,7 @@ impl Worker {
             if let Some(v) = v {
                 keep_recent(v, ms);
             }
-            if let (Some((f0, t0)), Some((f1, t1))) = (forwards_before, self.loaded.as_ref().map(|l| l.model.forward_count())) {
+            if let (Some((f0, t0)), Some((f1, t1))) = (forwards_before, self.forward_count()) {
                 let counters = match kind {
                     Timed::Ghost => Some((&mut self.stats.ghost_forwards, &mut self.stats.ghost_tokens)),
                     Timed::Check if whole_check => Some((&mut self.stats.check_forwards, &mut self.stats.check_tokens)),
@@ -232,6 +232,16 @@ impl Worker {
                 self.check_cache = KvCache::new();
             }
         }
+    }
+
+    /// Forwards and tokens run so far, by every loaded model together.
+    fn forward_count(&self) -> Option<(u64, u64)> {
+        let loaded = self.loaded.as_ref()?.model.forward_count();
+        let multi = match &self.multilingual {
+            Some(Ok(l)) => l.model.forward_count(),
+            _ => (0, 0),
+        };
+        Some((loaded.0 + multi.0, loaded.1 + multi.1))
     }
 
     fn model(&self) -> Result<&Loaded, JobError> {
@@ -474,6 +484,9 @@ impl Worker {
                     .model_for(choice)
                     .and_then(|m| laya_decide::rank(&m.model, &mut cache, &context, &candidates).map_err(|e| JobError::Failed(e.to_string())));
                 let _ = reply.send(r);
+            }
+            Job::Route { doc, text } => {
+                self.route(&doc, &text);
             }
             Job::Convert { pinyin, context, n, reply } => {
                 // Converting to hanzi is the multilingual model's job, unless a model is named.

@@ -5,6 +5,8 @@
 //      then a fast typist (35 ms a key, faster than VS Code's inline-completion debounce, so it
 //      cancels and reissues its request at every key): ghost text after a space and mid-word,
 //      each read from the rendered editor, and Tab accepts each;
+//      then, in zh.md, Chinese typed as an input method commits it gets ghost text from the
+//      multilingual model, and Tab accepts it;
 //   2. "recieve" gets a squiggle; Ctrl+. offers Replace with "receive", which corrects it;
 //   3. Laya: Add Word to Dictionary on "libary" takes its squiggle away;
 //   4. Laya: Toggle Ghost Text turns ghost text off (a setting sent without a restart);
@@ -106,17 +108,18 @@ async function squiggles() {
     );
 }
 
-/** Saves the editor (Ctrl+S) and waits for the file on disk to satisfy `ok`. */
-async function saveAndRead(ok, ms = 15_000) {
+/** Saves the editor (Ctrl+S) and waits for the file on disk (`from`, notes.md unless named) to
+ * satisfy `ok`. */
+async function saveAndRead(ok, ms = 15_000, from = file) {
     // Saved again on every look: an edit that lands after the first Ctrl+S (a quick fix is
     // applied asynchronously after Enter) would otherwise stay unsaved and the file stale.
     const text = await until(async () => {
         await page.keyboard.press('Control+S');
         await page.waitForTimeout(100);
-        const t = fs.readFileSync(file, 'utf8');
+        const t = fs.readFileSync(from, 'utf8');
         return ok(t) ? t : undefined;
     }, ms, 400);
-    return text ?? fs.readFileSync(file, 'utf8');
+    return text ?? fs.readFileSync(from, 'utf8');
 }
 
 function lineWith(text, needle) {
@@ -317,6 +320,35 @@ async function main() {
             }
             log(`accepted: ${JSON.stringify(line)}`);
         }
+
+        // 1c. Chinese, in a Markdown file of its own: the server routes it to the multilingual
+        // model; the characters arrive as an input method commits them, and ghost text
+        // completes the word the last one begins ("共" -> "共和国"); Tab accepts it.
+        await page.keyboard.press('Escape');
+        await openFile('zh.md');
+        await page.keyboard.press('Control+End');
+        // An input method commits a character or a word at a time, each after its pinyin and a
+        // choice: a few hundred milliseconds apart, not a typist's 60.
+        await page.keyboard.type('中华人民共', { delay: 400 });
+        const zh = await until(async () => {
+            const g = await ghostText();
+            return g && g.startsWith('和') ? g : undefined;
+        }, GHOST_TIMEOUT_MS, 100);
+        await shot('1c-chinese-ghost-text');
+        if (!zh) {
+            throw new Error(`in zh.md, "中华人民共" showed no ghost text starting "和" (on screen: ${JSON.stringify(await ghostText())})`);
+        }
+        log(`Chinese: "中华人民共" -> ghost text ${JSON.stringify(zh)}`);
+        await page.keyboard.press('Tab');
+        await page.waitForTimeout(300);
+        const zhFile = path.join(workspace, 'zh.md');
+        const zhSaved = await saveAndRead((t) => t.includes('中华人民共和'), 15_000, zhFile);
+        await shot('1c-chinese-accepted');
+        if (!zhSaved.includes('中华人民共和')) {
+            throw new Error(`after Tab zh.md holds ${JSON.stringify(zhSaved)}, expected "中华人民共和…"`);
+        }
+        log(`accepted: ${JSON.stringify(lineWith(zhSaved, '中华'))}`);
+        await openFile('notes.md');
 
         // 2. A misspelling: squiggle, then the quick fix.
         await page.keyboard.press('Escape');

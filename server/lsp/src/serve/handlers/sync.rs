@@ -15,6 +15,10 @@ pub async fn did_open(b: &Backend, params: DidOpenTextDocumentParams) {
     let uri = key(&td.uri);
     b.engine.set_version(&uri, td.version);
     let len = td.text.chars().count();
+    // The model for the document's script is loaded now, not at its first key (a load takes
+    // longer than a suggestion may wait).
+    let head: String = td.text.chars().take(4096).collect();
+    b.engine.send(Job::Route { doc: uri.clone(), text: head });
     b.docs.insert(
         uri.clone(),
         Doc {
