@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use laya_harness::stats;
 
 use super::peers::{self, Flag, Peer};
-use super::{load_model, ms, out};
+use super::{load_model, load_model_for, ms, out};
 use crate::ModelArgs;
 
 #[derive(clap::Args)]
@@ -152,7 +152,10 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     if !(0.0..=1.0).contains(&c.threshold) {
         bail!("--threshold is a probability between 0 and 1");
     }
-    let (model, _) = load_model(&c.model)?;
+    let mut files = read(&c.files)?;
+    // The model that covers the text's script (the multilingual one for Chinese).
+    let all: String = files.iter().map(|(_, t)| t.as_str()).collect();
+    let (model, _) = load_model_for(&c.model, &all)?;
     let vocab = Vocab::new(&model)?;
     let speller = load_speller(c.lexicon.as_deref()).ok();
     let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, ..GhostOptions::default() };
@@ -166,7 +169,6 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     let (mut total_chars, mut keys, mut shown, mut wrong, mut accepted) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let (mut words_seen, mut top1, mut top3) = (0usize, 0usize, 0usize);
     let mut latencies = vec![];
-    let mut files = read(&c.files)?;
     if let Some(seed) = c.seed {
         shuffle(&mut files, seed);
     }
