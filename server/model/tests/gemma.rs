@@ -251,6 +251,7 @@ fn gemma_matches_llama_cpp() {
 
 /// The reference: after "今天天气真", 好 (p 0.35) > 不错 > 糟糕 > 晴朗 (two tokens).
 #[test]
+#[allow(clippy::approx_constant)] // the reference's -6.28 for 晴朗, not tau
 fn gemma_ranks_weather() {
     let Some(path) = gemma("gemma_ranks_weather") else { return };
     let _mlx = mlx_lock();
