@@ -253,14 +253,22 @@ def cmd_logits(a) -> None:
     if max(ids) >= vocab or min(ids) < 0:
         die(f"token id out of range [0, {vocab})")
 
-    logits = model(mx.array([ids], dtype=mx.int32))[0]  # [seq, vocab]
+    x = mx.array([ids], dtype=mx.int32)
+    ids_all = ids
+    if a.tail and hasattr(model, "model"):
+        # The head on the last positions only: all of a long text's would take minutes.
+        h = model.model(x)[:, -a.tail:]
+        logits = (model.lm_head(h) if "lm_head" in model else model.model.embed_tokens.as_linear(h))[0]
+        ids = ids[-a.tail:]
+    else:
+        logits = model(x)[0]  # [seq, vocab]
     mx.eval(logits)
     act_dtype = dtype_name(logits.dtype)
     l32 = logits.astype(mx.float32)
     logp = l32 - mx.logsumexp(l32, axis=-1, keepdims=True)
     argmax_last = int(mx.argmax(l32[-1]).item())
     out = {
-        "seq": len(ids),
+        "seq": len(ids_all),
         "vocab": int(l32.shape[-1]),
         "argmax_last": argmax_last,
         "p_argmax_last": float(mx.exp(logp[-1, argmax_last]).item()),

@@ -44,11 +44,8 @@ compile_error!("the GGUF reader assumes a little-endian machine (GGUF files are 
 /// Values per MLX group (and per GGML block or sub-block we map onto one).
 const GROUP: usize = 32;
 
-/// Reads every tensor of the file `header` was read from. `widen_5bit`: store 5-bit types
-/// (Q5_0, Q5_1, Q5_K) as 8-bit groups, still exactly (a 5-bit value is an 8-bit value below
-/// 32), for Laya's CPU kernels, which multiply 4- and 8-bit groups only: a 5-bit layer would
-/// otherwise go through MLX's generic CPU path, several times slower. It costs 3 bits a weight.
-pub fn read_tensors(path: &Path, header: &GgufHeader, widen_5bit: bool) -> Result<HashMap<String, Array>> {
+/// Reads every tensor of the file `header` was read from.
+pub fn read_tensors(path: &Path, header: &GgufHeader) -> Result<HashMap<String, Array>> {
     let mut file = File::open(path).map_err(|e| ModelError::io(path, e))?;
     let mut out = HashMap::with_capacity(header.tensors.len() * 3);
     let mut buf = Vec::new();
@@ -56,7 +53,7 @@ pub fn read_tensors(path: &Path, header: &GgufHeader, widen_5bit: bool) -> Resul
     let mut order: Vec<&TensorInfo> = header.tensors.iter().collect();
     order.sort_by_key(|t| t.offset);
     for t in order {
-        for (name, array) in read_tensor(path, &mut file, t, &mut buf, widen_5bit)? {
+        for (name, array) in read_tensor(path, &mut file, t, &mut buf)? {
             if out.insert(name.clone(), array).is_some() {
                 return Err(corrupt(path, format!("two tensors are named {name}")));
             }
@@ -70,7 +67,7 @@ fn corrupt(path: &Path, reason: String) -> ModelError {
 }
 
 /// The arrays of one tensor: one for a float tensor, weight/scales/biases for a quantized one.
-fn read_tensor(path: &Path, file: &mut File, t: &TensorInfo, buf: &mut Vec<u8>, widen_5bit: bool) -> Result<Vec<(String, Array)>> {
+fn read_tensor(path: &Path, file: &mut File, t: &TensorInfo, buf: &mut Vec<u8>) -> Result<Vec<(String, Array)>> {
     let bad = |what: String| corrupt(path, format!("tensor {} ({:?}): {what}", t.name, t.ty));
     let (per_block, block_bytes) = t.ty.block();
     let cols = t.dims.first().copied().unwrap_or(0);
@@ -111,7 +108,6 @@ fn read_tensor(path: &Path, file: &mut File, t: &TensorInfo, buf: &mut Vec<u8>, 
         TensorType::Q3_K => (8, q3_k),
         TensorType::Q2_K => (8, q2_k),
     };
-    let bits = if bits == 5 && widen_5bit { 8 } else { bits };
     let groups = (elems as usize) / GROUP;
     let mut p = Packed::new(bits, groups);
     for block in buf.chunks_exact(block_bytes as usize) {

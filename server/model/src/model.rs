@@ -682,7 +682,7 @@ fn load_gguf(path: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, 
     let config = ModelConfig::from_gguf(path, &header)?;
     let tokenizer = Tokenizer::from_gguf(path, &header)?;
     check_vocab(path, &config, &tokenizer)?;
-    let tensors = gguf_tensors::read_tensors(path, &header, cpu_kernels)?;
+    let tensors = gguf_tensors::read_tensors(path, &header)?;
     let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float32);
     let dtype = compute_dtype(checkpoint);
     let weights = Loader { path, tensors, dtype, cpu_kernels }.load(&config, &GGUF_NAMES)?;

@@ -317,6 +317,26 @@ pub(crate) const MLX_LM_NAMES: Naming = Naming {
     },
 };
 
+/// A quantized matrix's values ([rows, cols * bits / 32] u32, least significant bits first, values
+/// running across words) repacked at 8 bits a value: [rows, cols / 4]. The same integers, so the
+/// same scales and biases apply.
+fn widen_to_8(w: &Array, bits: i32) -> Result<Array> {
+    let [rows, words]: [i32; 2] = w.shape().try_into().expect("a quantized matrix is 2-D");
+    let bits = bits as usize;
+    let cols = words as usize * 32 / bits;
+    let src = w.as_slice::<u32>();
+    let mask = (1u64 << bits) - 1;
+    let mut out = vec![0u32; rows as usize * cols / 4];
+    for (row, dst) in src.chunks_exact(words as usize).zip(out.chunks_exact_mut(cols / 4)) {
+        for j in 0..cols {
+            let (at, off) = (j * bits / 32, j * bits % 32);
+            let pair = row[at] as u64 | row.get(at + 1).map_or(0, |&x| (x as u64) << 32);
+            dst[j / 4] |= (((pair >> off) & mask) as u32) << (8 * (j % 4));
+        }
+    }
+    Ok(Array::from_slice(&out, &[rows, (cols / 4) as i32]))
+}
+
 /// Builds [`Weights`] from a name -> array map, casting floats to `dtype`.
 pub(crate) struct Loader<'a> {
     pub path: &'a Path,
@@ -376,7 +396,11 @@ impl Loader<'_> {
                         ),
                     });
                 }
-                let laya_cpu = self.cpu_kernels && matches!(bits, 4 | 8) && group % 32 == 0 && self.dtype == Dtype::Float32;
+                let laya_cpu = self.cpu_kernels && group % 32 == 0 && self.dtype == Dtype::Float32;
+                // Laya's kernels take 4 and 8 bits; other widths (Q5_K and Q5_0/1 of GGUF files:
+                // Gemma's Q4_K_M has them) are widened to 8 bits, exactly (same scale and bias),
+                // rather than left to MLX's CPU kernels, which are ~20x slower.
+                let (w, bits) = if laya_cpu && !matches!(bits, 4 | 8) { (widen_to_8(&w, bits)?, 8) } else { (w, bits) };
                 LinearKind::Quantized { w, scales: self.float(scales)?, biases: self.float(biases)?, group_size: group, bits, laya_cpu }
             }
             None => {

@@ -119,7 +119,7 @@ fn an_unsupported_quantization_says_how_to_convert() {
 }
 
 #[test]
-fn a_gguf_whose_tokenizer_has_no_tokens_is_refused() {
+fn a_gguf_without_a_byte_level_tokenizer_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("spm.gguf");
     let meta = [
@@ -130,11 +130,12 @@ fn a_gguf_whose_tokenizer_has_no_tokens_is_refused() {
         ("llama.attention.head_count", Meta::U32(4)),
         ("llama.context_length", Meta::U32(128)),
         ("llama.vocab_size", Meta::U32(32000)),
-        ("tokenizer.ggml.model", Meta::Str("llama")), // SentencePiece, with no vocabulary
+        ("tokenizer.ggml.model", Meta::Str("llama")),
     ];
     write_gguf(&p, &meta, &[]);
     let (e, msg) = load_err(&p);
     assert!(matches!(e, ModelError::Tokenizer { .. }), "{e:?}");
+    // SentencePiece is read since spm.rs; a file that says so but has no vocabulary is refused.
     assert!(msg.contains("tokenizer.ggml.tokens is missing"), "{msg}");
 }
 

@@ -325,13 +325,8 @@ fn reference(ty: u32, data: &[u8]) -> Vec<f32> {
 // ----- helpers -----
 
 fn read(path: &Path) -> laya_model::Result<std::collections::HashMap<String, Array>> {
-    read_as(path, false)
-}
-
-/// `widen_5bit`: as Laya's CPU kernels load them, 5-bit types in 8-bit groups.
-fn read_as(path: &Path, widen_5bit: bool) -> laya_model::Result<std::collections::HashMap<String, Array>> {
     let header = gguf::read_header(path)?;
-    gguf_tensors::read_tensors(path, &header, widen_5bit)
+    gguf_tensors::read_tensors(path, &header)
 }
 
 /// MLX's dequantization of `base`'s arrays: (values, bits).
@@ -378,25 +373,23 @@ fn every_quantization_dequantizes_as_ggml_does() {
     }
     let path = dir.path().join("all.gguf");
     write_tensors(&path, &tensors);
-    for widen in [false, true] {
-        let arrays = read_as(&path, widen).unwrap();
-        assert_eq!(arrays.len(), 3 * tensors.len());
-        for t in &tensors {
-            let name = t.name.strip_suffix(".weight").unwrap();
-            let theirs = reference(t.ty, &t.data);
-            let (ours, bits) = mlx_dequantize(&arrays, name, cols);
-            let exact = EXACT.contains(&name);
-            let expected_bits = match name {
-                "Q4_0" | "Q4_1" | "Q4_K" => 4,
-                "Q5_0" | "Q5_1" | "Q5_K" if !widen => 5,
-                _ => 8,
-            };
-            assert_eq!(bits, expected_bits, "{name}");
-            assert_eq!(arrays[&t.name].shape(), [rows as i32, (cols * bits as usize / 32) as i32], "{name}");
-            let worst = worst_error(&ours, &theirs, exact);
-            eprintln!("{name}: {bits}-bit, worst error {worst:.3} of the allowed ({})", if exact { "exact" } else { "re-quantized" });
-            assert!(worst <= 1.0, "{name}: worst error {worst} of the allowed");
-        }
+    let arrays = read(&path).unwrap();
+    assert_eq!(arrays.len(), 3 * tensors.len());
+    for t in &tensors {
+        let name = t.name.strip_suffix(".weight").unwrap();
+        let theirs = reference(t.ty, &t.data);
+        let (ours, bits) = mlx_dequantize(&arrays, name, cols);
+        let exact = EXACT.contains(&name);
+        let expected_bits = match name {
+            "Q4_0" | "Q4_1" | "Q4_K" => 4,
+            "Q5_0" | "Q5_1" | "Q5_K" => 5,
+            _ => 8,
+        };
+        assert_eq!(bits, expected_bits, "{name}");
+        assert_eq!(arrays[&t.name].shape(), [rows as i32, (cols * bits as usize / 32) as i32], "{name}");
+        let worst = worst_error(&ours, &theirs, exact);
+        eprintln!("{name}: {bits}-bit, worst error {worst:.3} of the allowed ({})", if exact { "exact" } else { "re-quantized" });
+        assert!(worst <= 1.0, "{name}: worst error {worst} of the allowed");
     }
 }
 
@@ -544,7 +537,7 @@ fn data_that_does_not_match_the_header_is_an_error() {
     write_tensors(&big, &[Tensor { name: "t.weight".into(), dims: vec![256, 64], ty: 12, data: random_blocks(&mut rng, 12, 64) }]);
     write_tensors(&small, &[Tensor { name: "t.weight".into(), dims: vec![256, 1], ty: 12, data: random_blocks(&mut rng, 12, 1) }]);
     let header = gguf::read_header(&big).unwrap();
-    let e = gguf_tensors::read_tensors(&small, &header, false).expect_err("must fail");
+    let e = gguf_tensors::read_tensors(&small, &header).expect_err("must fail");
     let msg = e.to_string();
     assert!(matches!(e, ModelError::Corrupt { .. }) && msg.contains("t.weight") && msg.contains("Q4_K"), "{msg}");
 }
@@ -626,8 +619,8 @@ fn default_model_as_q5_1() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, path)
 }
 
-/// A 5-bit model gives the 4-bit original's logits: on MLX's kernels as 5-bit groups, and on
-/// Laya's CPU kernels (4 and 8 bits only) widened, exactly, to 8-bit groups.
+/// A 5-bit model gives the 4-bit original's logits: on MLX's kernels as 5 bits, on Laya's CPU
+/// kernels (4 and 8 bits only) widened to 8 bits, exactly.
 #[test]
 fn the_default_model_stored_as_q5_1_gives_the_same_logits() {
     let _mlx = mlx_lock();
@@ -637,8 +630,9 @@ fn the_default_model_stored_as_q5_1_gives_the_same_logits() {
     let theirs = laya_logits(&original, &ids);
     for cpu_kernels in [false, true] {
         let model = Model::load_with(&path, laya_model::LoadOptions { cpu_kernels, ..Default::default() }).unwrap();
-        let stored = if cpu_kernels { "8-bit g32" } else { "5-bit g32" };
-        assert!(model.info.quantization.starts_with(stored), "{}", model.info.quantization);
+        let widened = cpu_kernels && laya_model::cpu_kernels::available();
+        let want = if widened { "8-bit g32" } else { "5-bit g32" };
+        assert!(model.info.quantization.starts_with(want), "{}", model.info.quantization);
         let diff = max_abs_diff(&laya_logits(&model, &ids), &theirs);
         eprintln!("Q5_1 copy, cpu_kernels {cpu_kernels}: max |logit diff| {diff}");
         assert!(diff < 1e-3, "cpu_kernels {cpu_kernels}: max |logit diff| {diff}");
