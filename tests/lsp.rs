@@ -719,6 +719,10 @@ fn a_chinese_document_is_served_by_the_multilingual_model() {
     // Chinese is not checked against the English lexicon: no diagnostics for it.
     let d = c.wait_for("diagnostics", |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri);
     assert_eq!(d["params"]["diagnostics"], json!([]), "{d}");
+    let note = c.wait_for("the note on spelling", |m| {
+        m["method"] == "window/logMessage" && m["params"]["message"].as_str().is_some_and(|t| t.contains("zh.md"))
+    });
+    assert!(note["params"]["message"].as_str().unwrap().contains("Han script"), "{note}");
     // Ranking and converting pinyin over LSP, as an input-method front-end asks.
     let r = c.request("laya/rank", json!({"context": "今天天气真", "candidates": ["好", "不错", "晴朗", "糟糕"]}));
     assert_eq!(r["result"]["ranked"][0]["candidate"], "好", "{r}");

@@ -18,6 +18,16 @@ pub async fn did_open(b: &Backend, params: DidOpenTextDocumentParams) {
     // The model for the document's script is loaded now, not at its first key (a load takes
     // longer than a suggestion may wait).
     let head: String = td.text.chars().take(4096).collect();
+    // Say once why a document in another script gets no spelling diagnostics.
+    if let Some(script) = laya_text::dominant_script(&head).filter(|s| !s.is_latin()) {
+        let name = uri.rsplit('/').next().unwrap_or(&uri).to_string();
+        let msg = format!(
+            "Laya: {name} is mostly in {script:?} script: its suggestions come from the multilingual model, and the \
+             spelling check, which knows English only, leaves its words alone."
+        );
+        let client = b.client.clone();
+        tokio::spawn(async move { client.log_message(MessageType::INFO, msg).await });
+    }
     b.engine.send(Job::Route { doc: uri.clone(), text: head });
     b.docs.insert(
         uri.clone(),
