@@ -14,6 +14,7 @@ export const SERVER_KEYS = [
     'diagnostics',
     'languages',
     'modelPath',
+    'multilingualModelPath',
     'lexiconPath',
     'userDictionary',
     'memoryBudgetMb',
@@ -27,7 +28,7 @@ export type ServerKey = (typeof SERVER_KEYS)[number];
 export type ServerSettings = Partial<Record<ServerKey, boolean | number | string | string[] | null>>;
 
 const BOOLEANS: ServerKey[] = ['ghostText', 'completion', 'diagnostics', 'workAhead'];
-const PATHS: ServerKey[] = ['modelPath', 'lexiconPath', 'userDictionary'];
+const PATHS: ServerKey[] = ['modelPath', 'multilingualModelPath', 'lexiconPath', 'userDictionary'];
 
 /** A setting as package.json declares it. */
 interface Declared {

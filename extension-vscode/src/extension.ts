@@ -338,7 +338,7 @@ class Laya implements vscode.Disposable {
         this.log(`settings changed: ${JSON.stringify(settings)}`);
         await client.sendNotification(DidChangeConfigurationNotification.type, { settings: { laya: settings } });
         // A new model or lexicon path reloads them: say so now; the next answer says how it went.
-        if (e.affectsConfiguration('laya.modelPath') || e.affectsConfiguration('laya.lexiconPath')) {
+        if (e.affectsConfiguration('laya.modelPath') || e.affectsConfiguration('laya.multilingualModelPath') || e.affectsConfiguration('laya.lexiconPath')) {
             this.setStatus('Laya: loading…', 'Laya is loading its model');
         }
         this.wakePoll?.();

@@ -32,8 +32,11 @@ pub struct CheckText {
 
 pub enum Job {
     /// Loads (or reloads) the model and the lexicon.
+    /// `multilingual`: the model for documents in other scripts (default: the fetched one; with
+    /// `model` named and this not, `model` serves every document).
     Load {
         model: Option<PathBuf>,
+        multilingual: Option<PathBuf>,
         lexicon: Option<PathBuf>,
         reply: Reply<String>,
     },

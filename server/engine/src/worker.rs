@@ -37,6 +37,8 @@ pub(crate) struct Worker {
     /// The multilingual model, loaded the first time a document needs it (Chinese, Japanese,
     /// Cyrillic, ... text, with no model named); its error when it could not be loaded.
     pub(crate) multilingual: Option<Result<Loaded, String>>,
+    /// The `multilingualModelPath` setting, when it names one.
+    pub(crate) multilingual_path: Option<PathBuf>,
     /// Which model each document's cache belongs to (by the script of its text so far).
     pub(crate) doc_models: HashMap<String, ModelChoice>,
     /// The pinyin dictionary, read the first time a conversion is asked for (or why it could not be).
@@ -87,6 +89,7 @@ impl Worker {
             load_error: "the model is still loading".into(),
             named: false,
             multilingual: None,
+            multilingual_path: None,
             doc_models: HashMap::new(),
             pinyin: None,
             speller: None,
@@ -279,7 +282,8 @@ impl Worker {
         if self.multilingual.is_some() {
             return;
         }
-        let r = self.load_model(Some(&self.locations.models.multilingual.clone())).map_err(|e| match e {
+        let path = self.multilingual_path.clone().unwrap_or_else(|| self.locations.models.multilingual.clone());
+        let r = self.load_model(Some(&path)).map_err(|e| match e {
             JobError::NoModel(m) | JobError::Failed(m) => m,
             other => format!("{other:?}"),
         });
@@ -338,8 +342,8 @@ impl Worker {
 
     fn handle(&mut self, job: Job) {
         match job {
-            Job::Load { model, lexicon, reply } => {
-                let _ = reply.send(self.load(model, lexicon));
+            Job::Load { model, multilingual, lexicon, reply } => {
+                let _ = reply.send(self.load(model, multilingual, lexicon));
             }
             Job::Ghost { doc, version, before, after, opts, ahead, check_from, reply, .. } => {
                 self.fault_point(&before);
@@ -557,7 +561,7 @@ impl Worker {
         }
     }
 
-    fn load(&mut self, model: Option<PathBuf>, lexicon: Option<PathBuf>) -> Result<String, JobError> {
+    fn load(&mut self, model: Option<PathBuf>, multilingual: Option<PathBuf>, lexicon: Option<PathBuf>) -> Result<String, JobError> {
         // The lexicon first: typo diagnostics work without a model.
         let lex_path = lexicon.or_else(|| self.locations.lexicon.clone());
         let mut lex_msg = String::new();
@@ -584,7 +588,8 @@ impl Worker {
         self.doc_models.clear();
         self.last_ghost.clear();
         self.check_cache = KvCache::new();
-        self.named = model.is_some() || self.locations.models.from_env.is_some();
+        self.named = multilingual.is_none() && (model.is_some() || self.locations.models.from_env.is_some());
+        self.multilingual_path = multilingual;
         self.multilingual = None;
         let start = Instant::now();
         let loaded = self.load_model(Some(&path)).map_err(|e| {

@@ -209,7 +209,12 @@ impl Inner {
         }
         // The job goes first: a client slow to answer the progress request must not delay it.
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.engine.send(Job::Load { model: s.model_path.clone(), lexicon: s.lexicon_path.clone(), reply: tx });
+        self.engine.send(Job::Load {
+            model: s.model_path.clone(),
+            multilingual: s.multilingual_model_path.clone(),
+            lexicon: s.lexicon_path.clone(),
+            reply: tx,
+        });
         let progress = if self.progress_ok.load(std::sync::atomic::Ordering::Acquire) {
             let token = ProgressToken::String("laya/load".into());
             match self.client.create_work_done_progress(token.clone()).await {

@@ -21,6 +21,9 @@ pub struct Settings {
     pub languages: Vec<String>,
     /// A GGUF file or an mlx-lm folder; default: the installed default model.
     pub model_path: Option<PathBuf>,
+    /// The model for documents not in Latin script (Chinese, Japanese, ...); default: the
+    /// installed multilingual model (Gemma 3 270M), or `model_path` alone when that is set.
+    pub multilingual_model_path: Option<PathBuf>,
     /// The lexicon (`word<TAB>count`); default: the installed one.
     pub lexicon_path: Option<PathBuf>,
     /// Memory for the documents' KV caches, in MB (the model comes on top).
@@ -74,6 +77,7 @@ impl Default for Settings {
             diagnostics: true,
             languages: ["markdown", "plaintext", "gitcommit", "latex", "restructuredtext"].map(String::from).to_vec(),
             model_path: None,
+            multilingual_model_path: None,
             lexicon_path: None,
             memory_budget_mb: 256,
             threshold: 0.5,
@@ -111,7 +115,12 @@ impl Settings {
         if !SEVERITIES.contains(&s.diagnostic_severity.as_str()) {
             return Err(format!("diagnosticSeverity must be error, warning, information or hint, not {:?}", s.diagnostic_severity));
         }
-        for (name, p) in [("modelPath", &s.model_path), ("lexiconPath", &s.lexicon_path), ("userDictionary", &s.user_dictionary)] {
+        for (name, p) in [
+            ("modelPath", &s.model_path),
+            ("multilingualModelPath", &s.multilingual_model_path),
+            ("lexiconPath", &s.lexicon_path),
+            ("userDictionary", &s.user_dictionary),
+        ] {
             if let Some(p) = p {
                 if p.as_os_str().is_empty() || !p.is_absolute() {
                     return Err(format!("{name} must be an absolute path, not {:?}", p.display().to_string()));
@@ -221,6 +230,9 @@ mod tests {
         assert!(Settings::from_value(&serde_json::json!({"threshold": 2})).unwrap_err().contains("threshold"));
         assert!(Settings::from_value(&serde_json::json!({"bogus": 1})).unwrap_err().contains("bogus"));
         assert!(Settings::from_value(&serde_json::json!({"modelPath": "rel/path"})).unwrap_err().contains("absolute"));
+        assert!(Settings::from_value(&serde_json::json!({"multilingualModelPath": "gemma.gguf"}))
+            .unwrap_err()
+            .contains("multilingualModelPath must be an absolute path"));
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub async fn did_change_configuration(b: &Backend, params: DidChangeConfiguratio
     match Settings::from_value(&merged) {
         Ok(new) => {
             let old = b.settings();
-            let reload = new.model_path != old.model_path || new.lexicon_path != old.lexicon_path;
+            let reload = new.model_path != old.model_path
+                || new.multilingual_model_path != old.multilingual_model_path
+                || new.lexicon_path != old.lexicon_path;
             if let Ok(mut cur) = b.settings.write() {
                 *cur = new.clone();
             }
