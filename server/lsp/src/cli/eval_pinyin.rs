@@ -37,11 +37,24 @@ pub struct Args {
     /// spell-peers` installs it.
     #[arg(long, value_enum)]
     peer: Vec<Peer>,
+    /// Paths the search keeps at each place (as `laya convert --beam`).
+    #[arg(long, default_value_t = laya_decide::ConvertOptions::default().beam)]
+    beam: usize,
+    /// Words tried from each place (as `laya convert --width`).
+    #[arg(long, default_value_t = laya_decide::ConvertOptions::default().words_per_place)]
+    width: usize,
+    /// Weight of the dictionary's prior beside the model's log-probability.
+    #[arg(long, default_value_t = laya_decide::ConvertOptions::default().prior_weight)]
+    prior_weight: f32,
     #[command(flatten)]
     model: ModelArgs,
 }
 
 pub fn run(a: &Args) -> anyhow::Result<Value> {
+    if a.beam == 0 || a.width == 0 || !a.prior_weight.is_finite() {
+        bail!("--beam and --width must be at least 1, and --prior-weight a number");
+    }
+    let opts = laya_decide::ConvertOptions { beam: a.beam, words_per_place: a.width, prior_weight: a.prior_weight, ..Default::default() };
     for &peer in &a.peer {
         if peer.eval() != "pinyin" {
             bail!("--peer {} does not convert pinyin: use it with `laya eval {}`", peer.name(), peer.eval());
@@ -80,7 +93,7 @@ pub fn run(a: &Args) -> anyhow::Result<Value> {
     for (pinyin, _) in &rows {
         let t = Instant::now();
         // A row the converter cannot read counts as wrong, with its error among the misses.
-        let best = match laya_decide::convert(&model, &mut cache, &dict, pinyin, "", 1) {
+        let best = match laya_decide::convert_with(&model, &mut cache, &dict, pinyin, "", 1, &opts) {
             Ok(c) => c.into_iter().next().map(|c| c.text).unwrap_or_default(),
             Err(e) => format!("error: {e}"),
         };
