@@ -32,6 +32,7 @@ test('only keys the user set are sent, all of them known to the server', () => {
             diagnostics: true,
             languages: ['markdown', 'git-commit'],
             modelPath: '~/m.gguf',
+            multilingualModelPath: '~/gemma.gguf',
             lexiconPath: '${workspaceFolder}/lex.tsv',
             userDictionary: 'words.txt',
             memoryBudgetMb: 128.4,
@@ -48,6 +49,7 @@ test('only keys the user set are sent, all of them known to the server', () => {
     assert.equal(all.settings.ghostText, false);
     assert.deepEqual(all.settings.languages, ['markdown', 'gitcommit']);
     assert.equal(all.settings.modelPath, path.normalize('/home/me/m.gguf'));
+    assert.equal(all.settings.multilingualModelPath, path.normalize('/home/me/gemma.gguf'));
     assert.equal(all.settings.lexiconPath, path.normalize('/ws/lex.tsv'));
     assert.equal(all.settings.userDictionary, path.normalize('/ws/words.txt'));
     assert.equal(all.settings.memoryBudgetMb, 128);
