@@ -247,10 +247,6 @@ impl Worker {
         Some((loaded.0 + multi.0, loaded.1 + multi.1))
     }
 
-    fn model(&self) -> Result<&Loaded, JobError> {
-        self.loaded.as_ref().ok_or_else(|| JobError::NoModel(self.load_error.clone()))
-    }
-
     /// Routes `doc` by the script of `text` (its text before the cursor): a document in Latin
     /// script (or one a named model serves) uses `loaded`, any other the multilingual model,
     /// loaded here the first time one needs it. A text without letters keeps the document's
@@ -258,35 +254,33 @@ impl Worker {
     /// model). Where the multilingual model is missing, the default serves, and the log says why.
     fn route(&mut self, doc: &str, text: &str) -> ModelChoice {
         let was = self.doc_models.get(doc).copied();
-        let choice = if self.named {
-            ModelChoice::Default
-        } else {
-            match laya_text::dominant_script(text) {
-                Some(s) => ModelChoice::for_script(Some(s)),
-                None => was.unwrap_or(ModelChoice::Default),
-            }
-        };
+        let choice = self.choice_for(text).or(was).unwrap_or(ModelChoice::Default);
         if was.is_some_and(|w| w != choice) {
             self.caches.remove(doc);
             self.last_ghost.remove(doc);
         }
         self.doc_models.insert(doc.to_string(), choice);
-        if choice == ModelChoice::Multilingual {
-            self.ensure_multilingual();
-        }
+        self.ready(choice);
         choice
     }
 
-    /// Loads the multilingual model unless that was tried already.
-    fn ensure_multilingual(&mut self) {
-        if self.multilingual.is_some() {
+    /// The model for `text`'s script (every text's, when a model is named); None for a text
+    /// without letters.
+    fn choice_for(&self, text: &str) -> Option<ModelChoice> {
+        if self.named {
+            return Some(ModelChoice::Default);
+        }
+        laya_text::dominant_script(text).map(|s| ModelChoice::for_script(Some(s)))
+    }
+
+    /// Makes `choice`'s model ready: the multilingual one is loaded the first time it is asked
+    /// for (once: a failure is kept, and the default serves).
+    fn ready(&mut self, choice: ModelChoice) {
+        if choice != ModelChoice::Multilingual || self.multilingual.is_some() {
             return;
         }
         let path = self.multilingual_path.clone().unwrap_or_else(|| self.locations.models.multilingual.clone());
-        let r = self.load_model(Some(&path)).map_err(|e| match e {
-            JobError::NoModel(m) | JobError::Failed(m) => m,
-            other => format!("{other:?}"),
-        });
+        let r = self.load_model(&path);
         match &r {
             Ok(l) => tracing::info!("{} loaded for text that is not in Latin script", l.name),
             Err(e) => tracing::warn!("the multilingual model is not available, so the default serves text of other scripts: {e}"),
@@ -296,10 +290,7 @@ impl Worker {
 
     /// The model a route leads to: the multilingual one when it is loaded, else `loaded`.
     pub(crate) fn model_for(&self, choice: ModelChoice) -> Result<&Loaded, JobError> {
-        match (choice, &self.multilingual) {
-            (ModelChoice::Multilingual, Some(Ok(l))) => Ok(l),
-            _ => self.model(),
-        }
+        pick_model(&self.loaded, &self.multilingual, choice).ok_or_else(|| JobError::NoModel(self.load_error.clone()))
     }
 
     pub(crate) fn doc_cache(&mut self, doc: &str) -> KvCache {
@@ -479,10 +470,8 @@ impl Worker {
                 let _ = reply.send(Ok(out));
             }
             Job::Rank { context, candidates, reply } => {
-                let choice = if self.named { ModelChoice::Default } else { ModelChoice::for_script(laya_text::dominant_script(&context)) };
-                if choice == ModelChoice::Multilingual {
-                    self.ensure_multilingual();
-                }
+                let choice = self.choice_for(&context).unwrap_or(ModelChoice::Default);
+                self.ready(choice);
                 let mut cache = KvCache::new();
                 let r = self
                     .model_for(choice)
@@ -495,9 +484,7 @@ impl Worker {
             Job::Convert { pinyin, context, n, reply } => {
                 // Converting to hanzi is the multilingual model's job, unless a model is named.
                 let choice = if self.named { ModelChoice::Default } else { ModelChoice::Multilingual };
-                if choice == ModelChoice::Multilingual {
-                    self.ensure_multilingual();
-                }
+                self.ready(choice);
                 if self.pinyin.is_none() {
                     self.pinyin = Some(match &self.locations.pinyin {
                         Some(p) => PinyinDict::load(p).map_err(|e| e.to_string()),
@@ -592,11 +579,7 @@ impl Worker {
         self.multilingual_path = multilingual;
         self.multilingual = None;
         let start = Instant::now();
-        let loaded = self.load_model(Some(&path)).map_err(|e| {
-            let reason = match e {
-                JobError::NoModel(m) | JobError::Failed(m) => m,
-                other => format!("{other:?}"),
-            };
+        let loaded = self.load_model(&path).map_err(|reason| {
             self.load_error = format!("{reason}{lex_msg}");
             JobError::NoModel(self.load_error.clone())
         })?;
@@ -605,12 +588,10 @@ impl Worker {
         Ok(msg)
     }
 
-    /// Loads one model and its vocabulary index.
-    fn load_model(&self, path: Option<&std::path::Path>) -> Result<Loaded, JobError> {
-        let path = path.expect("a path to load");
-        let m =
-            Model::load_with(path, self.locations.load).map_err(|e| JobError::NoModel(format!("cannot load the model {}: {e}", path.display())))?;
-        let vocab = Vocab::new(&m).map_err(|e| JobError::Failed(e.to_string()))?;
+    /// Loads one model and its vocabulary index, or says why it could not.
+    fn load_model(&self, path: &std::path::Path) -> Result<Loaded, String> {
+        let m = Model::load_with(path, self.locations.load).map_err(|e| format!("cannot load the model {}: {e}", path.display()))?;
+        let vocab = Vocab::new(&m).map_err(|e| format!("indexing the vocabulary of {}: {e}", path.display()))?;
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         Ok(Loaded { model: m, vocab, name })
     }
@@ -624,8 +605,13 @@ pub(crate) fn model_of_doc<'a>(
     doc_models: &HashMap<String, ModelChoice>,
     doc: &str,
 ) -> Option<&'a Loaded> {
-    match (doc_models.get(doc), multilingual) {
-        (Some(ModelChoice::Multilingual), Some(Ok(l))) => Some(l),
+    pick_model(loaded, multilingual, doc_models.get(doc).copied().unwrap_or(ModelChoice::Default))
+}
+
+/// The model a route leads to: the multilingual one when it is loaded, else `loaded`.
+fn pick_model<'a>(loaded: &'a Option<Loaded>, multilingual: &'a Option<Result<Loaded, String>>, choice: ModelChoice) -> Option<&'a Loaded> {
+    match (choice, multilingual) {
+        (ModelChoice::Multilingual, Some(Ok(l))) => Some(l),
         _ => loaded.as_ref(),
     }
 }
