@@ -200,7 +200,7 @@ impl Speller {
     /// Whether `word` may be offered as a suggestion: the lexicon knows it, or it is in a script
     /// the (English) lexicon has no say over (Chinese, Cyrillic, ...), where the model decides.
     pub fn may_offer(&self, word: &str) -> bool {
-        self.is_known(word) || word.chars().any(|c| laya_text::script_of(c).is_some_and(|s| !s.is_latin()))
+        self.is_known(word) || laya_text::has_other_script(word)
     }
 
     /// Whether a word a text uses `count` times is left alone for that: a spelling the lexicon
@@ -594,7 +594,7 @@ impl Speller {
         }
         // The lexicon is English: a word with letters of another script (Chinese, Cyrillic, ...)
         // is not for it to judge.
-        if word.chars().any(|c| laya_text::script_of(c).is_some_and(|s| !s.is_latin())) {
+        if laya_text::has_other_script(word) {
             return true;
         }
         if self.is_user_word(word) {

@@ -19,9 +19,6 @@ pub struct Edge {
     /// The user's config folder (`$XDG_CONFIG_HOME`, else `~/.config`; None without $HOME): the
     /// default user dictionary lives there.
     pub config_home: Option<PathBuf>,
-    /// The pinyin dictionary: `LAYA_PINYIN_DICT`, else `.deps/pinyin/zh.tsv` beside the binary's
-    /// repository (or install prefix), else under the current directory.
-    pub pinyin_dict: Option<PathBuf>,
     /// `LAYA_FAULT_PANIC_ON`: see [`laya_engine::EngineOptions::fault_panic_on`].
     pub fault_panic_on: Option<String>,
 }
@@ -49,9 +46,11 @@ fn read() -> Edge {
         check_gpu: var("LAYA_ALLOW_CUDA").as_deref() != Some("1"),
         kernels: KernelOptions { isa: parsed("LAYA_CPU_ISA"), threads: parsed("LAYA_THREADS").filter(|&n: &usize| n > 0) },
     };
-    let pinyin_dict = var("LAYA_PINYIN_DICT").map(PathBuf::from).or_else(|| beside_binary(PINYIN_RELATIVE));
-    let locations = Locations { models, lexicon: default_lexicon(), pinyin: pinyin_dict.clone(), load };
-    Edge { locations, config_home: xdg("XDG_CONFIG_HOME", ".config"), pinyin_dict, fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
+    // The pinyin dictionary: `LAYA_PINYIN_DICT`, else `.deps/pinyin/zh.tsv` beside the binary's
+    // repository (or install prefix), else under the current directory.
+    let pinyin = var("LAYA_PINYIN_DICT").map(PathBuf::from).or_else(|| beside_binary(PINYIN_RELATIVE));
+    let locations = Locations { models, lexicon: default_lexicon(), pinyin, load };
+    Edge { locations, config_home: xdg("XDG_CONFIG_HOME", ".config"), fault_panic_on: var("LAYA_FAULT_PANIC_ON") }
 }
 
 /// `name`'s value parsed, or None when unset; a value that does not parse is reported and ignored.

@@ -10,7 +10,7 @@ mod prose;
 pub use prose::{is_prose_at, prose_mask, words, ProseMask};
 
 mod script;
-pub use script::{dominant_script, is_spaceless, script_of, Script};
+pub use script::{dominant_script, has_other_script, is_spaceless, script_of, Script};
 
 /// Paragraphs of a text (runs of non-blank lines; a blank line is empty or whitespace only):
 /// (first char index, text with its line breaks), in order.

@@ -56,6 +56,12 @@ pub fn script_of(c: char) -> Option<Script> {
     Some(s)
 }
 
+/// Whether any letter of `word` is in a script other than Latin (what an English lexicon has no
+/// say over).
+pub fn has_other_script(word: &str) -> bool {
+    word.chars().any(|c| script_of(c).is_some_and(|s| !s.is_latin()))
+}
+
 /// Whether `c` belongs to a script written without spaces between words.
 pub fn is_spaceless(c: char) -> bool {
     script_of(c).is_some_and(Script::is_spaceless)
@@ -113,5 +119,11 @@ mod tests {
     fn spaceless_scripts() {
         assert!(is_spaceless('好') && is_spaceless('か') && is_spaceless('ไ'));
         assert!(!is_spaceless('a') && !is_spaceless('한') && !is_spaceless(' ') && !is_spaceless('。'));
+    }
+
+    #[test]
+    fn words_in_other_scripts() {
+        assert!(has_other_script("天气") && has_other_script("Москва") && has_other_script("iPhone中"));
+        assert!(!has_other_script("café") && !has_other_script("don't") && !has_other_script("42"));
     }
 }

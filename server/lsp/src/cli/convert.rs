@@ -47,7 +47,8 @@ pub fn load_dict(path: Option<&Path>) -> anyhow::Result<PinyinDict> {
     let path = match path {
         Some(p) => p.to_path_buf(),
         None => crate::edge::edge()
-            .pinyin_dict
+            .locations
+            .pinyin
             .clone()
             .context("no pinyin dictionary found: run `make pinyin` (or scripts/pinyin.sh), or pass --dict FILE")?,
     };

@@ -124,15 +124,20 @@ pub(super) fn read(files: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> 
 }
 
 /// A seeded shuffle (laya-harness's generator, the suite's).
-pub(super) fn shuffle<T>(v: &mut [T], seed: u64) {
+fn shuffle<T>(v: &mut [T], seed: u64) {
     laya_harness::Rng::new(seed).shuffle(v);
 }
 
-fn pick<T>(mut v: Vec<T>, c: &Common) -> Vec<T> {
-    if let Some(seed) = c.seed {
+fn pick<T>(v: Vec<T>, c: &Common) -> Vec<T> {
+    pick_rows(v, c.seed, c.limit)
+}
+
+/// The rows an eval runs on: shuffled with `seed` when given, then at most `limit` of them.
+pub(super) fn pick_rows<T>(mut v: Vec<T>, seed: Option<u64>, limit: Option<usize>) -> Vec<T> {
+    if let Some(seed) = seed {
         shuffle(&mut v, seed);
     }
-    if let Some(n) = c.limit {
+    if let Some(n) = limit {
         v.truncate(n);
     }
     v

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use laya_harness::stats;
 
-use super::eval::{ratio, read, shuffle};
+use super::eval::{pick_rows, ratio, read};
 use super::peers::{self, Peer};
 use super::{load_model_as, ms};
 use crate::ModelArgs;
@@ -76,12 +76,7 @@ pub fn run(a: &Args) -> anyhow::Result<Value> {
             rows.push((pinyin.trim().to_string(), hanzi.trim().to_string()));
         }
     }
-    if let Some(seed) = a.seed {
-        shuffle(&mut rows, seed);
-    }
-    if let Some(n) = a.limit {
-        rows.truncate(n);
-    }
+    let rows = pick_rows(rows, a.seed, a.limit);
     if rows.is_empty() {
         bail!("no `pinyin<TAB>hanzi` rows in {:?}", a.files);
     }
