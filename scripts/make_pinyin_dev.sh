@@ -13,10 +13,8 @@ PYPINYIN_SDIST_SHA256=b5711b3a0c6f76e67408ec6b2e3c4987a3a806b7c528076e7c7b86fcf0
 JIEBA_SDIST=jieba-0.42.1.tar.gz
 JIEBA_SHA256=055ca12f62674fafed09427f176506079bc135638a14e23e25be909131928db2
 die() { printf 'make_pinyin_dev: error: %s\n' "$*" >&2; exit 1; }
-check_sha256() { # FILE SHA256
-  local got; got=$(sha256sum "$1" | cut -d' ' -f1)
-  [ "$got" = "$2" ] || die "checksum mismatch for $1: expected $2, got $got. Delete the file and run again."
-}
+# check_sha256 FILE SHA256
+. scripts/sha256.sh
 scripts/pinyin.sh
 mkdir -p "$DL" "$SRC/dev"
 [ -f "$DL/$PYPINYIN_SDIST" ] || "$PY" -m pip download --quiet --no-deps --no-binary=:all: pypinyin==0.55.0 -d "$DL" ||

@@ -23,11 +23,8 @@ JIEBA_SHA256=055ca12f62674fafed09427f176506079bc135638a14e23e25be909131928db2
 
 say() { printf 'pinyin: %s\n' "$*" >&2; }
 die() { printf 'pinyin: error: %s\n' "$*" >&2; exit 1; }
-check_sha256() { # FILE SHA256
-  local got
-  if command -v sha256sum >/dev/null; then got=$(sha256sum "$1" | cut -d' ' -f1); else got=$(shasum -a 256 "$1" | cut -d' ' -f1); fi
-  [ "$got" = "$2" ] || die "checksum mismatch for $1: expected $2, got $got. Delete the file and run again."
-}
+# check_sha256 FILE SHA256
+. scripts/sha256.sh
 
 want=$( { echo "pypinyin $PYPINYIN_SHA256 jieba $JIEBA_SHA256"; cat scripts/pinyin.py; } | sha256sum | cut -d' ' -f1)
 stamp=$DIR/.laya-stamp
