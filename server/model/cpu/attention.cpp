@@ -112,7 +112,7 @@ void attend_row_scalar(const Attn& a, int b, int h, int i, float* scores) {
 
 void attend(const Attn& a) {
   const int rows = a.B * a.H * a.L;
-  const Isa simd = isa() == Isa::Avx512 && a.D % 16 == 0 ? Isa::Avx512
+  const Isa simd = avx512() && a.D % 16 == 0 ? Isa::Avx512
                    : isa() != Isa::Scalar && a.D % 8 == 0  ? Isa::Avx2
                                                             : Isa::Scalar;
   auto run = [&](int r0, int r1) {

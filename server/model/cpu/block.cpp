@@ -76,7 +76,7 @@ __attribute__((target("avx512f"))) void swiglu_avx512(const float* g, const floa
 }
 
 void swiglu(const float* g, const float* u, float* out, int n) {
-  if (isa() == Isa::Avx512) return swiglu_avx512(g, u, out, n);
+  if (avx512()) return swiglu_avx512(g, u, out, n);
   for (int j = 0; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
 }
 

@@ -37,9 +37,14 @@ namespace laya {
 // ---------------------------------------------------------------------------------------------
 // Instruction set, chosen once (pool.cpp).
 
-enum class Isa { Scalar = 0, Avx2 = 2, Avx512 = 3 };
+// In order: each level's kernels need the levels below it. Avx512Vnni adds the one-row matmul
+// with 8-bit inputs (vpdpbusd).
+enum class Isa { Scalar = 0, Avx2 = 2, Avx512 = 3, Avx512Vnni = 4 };
 
 Isa isa();
+
+// Whether the chosen ISA has AVX-512 (with or without VNNI).
+inline bool avx512() { return isa() >= Isa::Avx512; }
 
 // Vector width in floats of the chosen ISA (the 4-bit kernels read x in an order that matches it).
 int lanes();
@@ -229,6 +234,13 @@ struct Qmm {
   const uint8_t* wide = nullptr;
   const int16_t* xr = nullptr;
   const float* dr = nullptr;
+  // When M is 1 (AVX-512 VNNI): x in 8 bits by pairs of 32-blocks and what they missed in 8 bits
+  // again, x[k] ~ dx[k / 32] * x8[...] + dr[k / 32] * x8r[...], and for wide blocks a third
+  // time, + dw[k / 32] * x8w[...] (see quantize_row_q8).
+  const int8_t* x8 = nullptr;
+  const int8_t* x8r = nullptr;
+  const int8_t* x8w = nullptr;
+  const float* dw = nullptr;
   size_t row_bytes() const { return static_cast<size_t>(K) * bits / 8; }
 };
 

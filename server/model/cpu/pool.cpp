@@ -16,7 +16,9 @@ std::atomic<bool> isa_chosen{false}, pool_started{false};
 Isa detect_isa() {
   __builtin_cpu_init();
   Isa best = Isa::Scalar;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) best = Isa::Avx512;
+  const bool f512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  if (f512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) best = Isa::Avx512Vnni;
+  else if (f512) best = Isa::Avx512;
   else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) best = Isa::Avx2;
   const int cap = asked_isa.load();
   return cap >= 0 && cap < static_cast<int>(best) ? static_cast<Isa>(cap) : best;
@@ -35,7 +37,8 @@ Isa isa() {
 // Vector width in floats of the chosen ISA (the 4-bit kernels read x in an order that matches it).
 int lanes() {
   switch (isa()) {
-    case Isa::Avx512: return 16;
+    case Isa::Avx512:
+    case Isa::Avx512Vnni: return 16;
     case Isa::Avx2: return 8;
     default: return 0;
   }
@@ -60,11 +63,12 @@ using namespace laya;
 
 extern "C" {
 
-// Asks for an instruction set at most `isa_cap` (0 scalar, 2 AVX2+FMA, 3 AVX-512; -1 the best)
+// Asks for an instruction set at most `isa_cap` (0 scalar, 2 AVX2+FMA, 3 AVX-512, 4 AVX-512
+// with VNNI; -1 the best)
 // and `threads` threads (0: every core). Returns 0, or 1 when a kernel already ran with others:
 // both are chosen once per process.
 int laya_cpu_configure(int isa_cap, int threads) {
-  if (isa_cap != -1 && isa_cap != 0 && isa_cap != 2 && isa_cap != 3) return 1;
+  if (isa_cap != -1 && isa_cap != 0 && isa_cap != 2 && isa_cap != 3 && isa_cap != 4) return 1;
   if (threads < 0) return 1;
   if (isa_chosen || pool_started) {
     const bool same_isa = isa_cap == -1 || static_cast<int>(isa()) <= isa_cap;
@@ -76,7 +80,7 @@ int laya_cpu_configure(int isa_cap, int threads) {
   return 0;
 }
 
-// 0 scalar, 2 AVX2+FMA, 3 AVX-512.
+// 0 scalar, 2 AVX2+FMA, 3 AVX-512, 4 AVX-512 with VNNI.
 int laya_cpu_isa() { return static_cast<int>(isa()); }
 
 int laya_cpu_threads() { return Pool::get().threads(); }

@@ -67,7 +67,7 @@ class LayaLogSoftmax : public mx::Primitive {
       float* o = out.data<float>();
       for (size_t r = 0; r < rows; ++r) {
         const float* row = xp + r * n;
-        const float lse = isa() == Isa::Avx512 ? logsumexp_avx512(row, n)
+        const float lse = avx512() ? logsumexp_avx512(row, n)
                           : isa() == Isa::Avx2 ? logsumexp_avx2(row, n)
                                                : logsumexp_scalar(row, n);
         if (lse_only) {

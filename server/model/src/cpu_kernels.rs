@@ -52,6 +52,8 @@ pub enum Isa {
     Scalar,
     Avx2,
     Avx512,
+    /// AVX-512 with VNNI: one-row matmuls take x in 8 bits (`vpdpbusd`).
+    Avx512Vnni,
 }
 
 impl std::str::FromStr for Isa {
@@ -61,7 +63,8 @@ impl std::str::FromStr for Isa {
             "scalar" => Ok(Isa::Scalar),
             "avx2" => Ok(Isa::Avx2),
             "avx512" => Ok(Isa::Avx512),
-            _ => Err(format!("unknown instruction set {s:?} (scalar, avx2 or avx512)")),
+            "avx512-vnni" => Ok(Isa::Avx512Vnni),
+            _ => Err(format!("unknown instruction set {s:?} (scalar, avx2, avx512 or avx512-vnni)")),
         }
     }
 }
@@ -87,6 +90,7 @@ pub fn configure(options: KernelOptions) -> Result<()> {
             Isa::Scalar => 0,
             Isa::Avx2 => 2,
             Isa::Avx512 => 3,
+            Isa::Avx512Vnni => 4,
         });
         let threads = options.threads.map_or(0, |t| t.clamp(1, 64) as std::ffi::c_int);
         // SAFETY: a plain C function over two ints.
@@ -104,6 +108,7 @@ pub fn describe() -> String {
         // SAFETY: plain C functions without arguments.
         let (isa, threads) = unsafe { (ffi::laya_cpu_isa(), ffi::laya_cpu_threads()) };
         let isa = match isa {
+            4 => "AVX-512 VNNI",
             3 => "AVX-512",
             2 => "AVX2+FMA",
             _ => "scalar",

@@ -69,7 +69,7 @@ fn trim_and_re_extend_equals_a_fresh_run() {
     assert_eq!((p.reused, p.computed), (5, 0));
     assert_eq!(model.forward_count().0, f);
     let fresh = next_lp(&model, &mut KvCache::new(), &other[..5]);
-    assert!(max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh) < TOL);
+    assert!(max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh) < TOL, "{}", max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh));
 
     // The same text again costs nothing.
     assert_eq!(model.prefill(&mut cache, &other[..5]).unwrap().computed, 0);
@@ -143,7 +143,7 @@ fn a_kept_step_extends_the_cache_without_a_forward_and_with_the_same_numbers() {
     // The grafted position's hidden state was kept too: log-probs after it come from the head.
     let forks = model.forks_at(&cache, &[n + 1]).unwrap();
     let after = model.next_logprobs(forks[0].as_ref().expect("the grafted position's hidden state")).unwrap();
-    assert!(max_abs_diff(&after, &rows[1]) < TOL);
+    assert!(max_abs_diff(&after, &rows[1]) < TOL, "{}", max_abs_diff(&after, &rows[1]));
 
     // From a fork cut back to part of the base's tokens: kept for that shorter context, and
     // found once the base is back there.
@@ -329,5 +329,5 @@ fn steps_kept_two_tokens_deep_extend_the_cache_without_a_forward() {
     assert_eq!(model.next_logprobs(&cache).unwrap(), rows[0].to_vec());
     model.prefill(&mut cache, &ids).unwrap();
     let fresh = next_lp(&model, &mut KvCache::new(), &ids);
-    assert!(max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh) < TOL);
+    assert!(max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh) < TOL, "{}", max_abs_diff(&model.next_logprobs(&cache).unwrap(), &fresh));
 }

@@ -5,8 +5,10 @@
 //! about K * eps * sum|x_k w_k|. We require |ours - mlx| <= 1e-5 * K^0.5 * (1 + sum |x||w|) / 4,
 //! roughly 1e-4 relative for K = 576, far below any real error (a wrong nibble order or scale
 //! is O(1) relative). One input row on AVX2 takes x in 16 bits per 32-block (the largest element
-//! to 32767): that adds at most half a step, max|x_block| / 65534, per element, times the
-//! weights' integer part |w - bias|, and the bound grows by exactly that.
+//! to 32767), and on AVX-512 VNNI in 8 bits and 8 more bits of what those missed (each level's
+//! largest to 127): that adds at most half a step per element, max|x_block| / 65534 or
+//! (max|x_block| / 254) / 254, times the weights' integer part |w - bias|, and the bound grows by
+//! the larger of the two.
 
 use laya_model::cpu_kernels;
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
@@ -30,8 +32,9 @@ fn check_with(x: &Array, n: i32, group: i32, bits: i32, key: &Array, q16_share: 
     assert_eq!(ours.shape(), &[m, n]);
     let deq = ops::dequantize(&wq, &scales, &biases, group, bits).unwrap();
     let mag = ops::matmul(x.abs().unwrap(), deq.abs().unwrap().t()).unwrap();
-    // The 16-bit step: sum over 32-blocks of max|x_block| / 65534 * sum over the block of |w - bias|.
-    let step = x.abs().unwrap().reshape(&[m, k / 32, 32]).unwrap().max_axis(-1, None).unwrap() / 65534.0f32;
+    // The one-row step: sum over 32-blocks of max|x_block| / 64516 (254^2, 8 + 8 bits; 16 bits
+    // give 65534) * sum over the block of |w - bias|.
+    let step = x.abs().unwrap().reshape(&[m, k / 32, 32]).unwrap().max_axis(-1, None).unwrap() / 64516.0f32;
     let bias_each = ops::repeat_axis::<f32>(biases.clone(), group, 1).unwrap();
     let int_part = deq.subtract(&bias_each).unwrap().abs().unwrap().reshape(&[n, k / 32, 32]).unwrap().sum_axis(-1, None).unwrap();
     let q16 = ops::matmul(&step, int_part.t()).unwrap();
@@ -266,6 +269,11 @@ fn rerun_with(env: &[(&str, &str)]) {
         .output()
         .unwrap();
     assert!(out.status.success(), "{env:?}:\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn avx512_without_vnni_matches_too() {
+    rerun_with(&[("LAYA_CPU_ISA", "avx512")]);
 }
 
 #[test]
