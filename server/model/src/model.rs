@@ -620,19 +620,22 @@ impl Model {
         }
         let first_ids: Vec<u32> = candidates.iter().map(|c| c[0]).collect();
         let first_lp = first.take_axis(Array::from_slice(&first_ids, &[first_ids.len() as i32]), 0)?;
-        let max_len = candidates.iter().map(Vec::len).max().unwrap_or(0);
-        // Head rows: every candidate position after the first (a forward of the candidates but
+        // Only candidates of two or more tokens need a forward: a one-token candidate's log-prob is
+        // read off the context's. (Padding them to the longest would be most of the rows when
+        // most candidates are one token, as a word's alternatives often are.)
+        let longer: Vec<&Vec<u32>> = candidates.iter().filter(|c| c.len() > 1).collect();
+        let width = longer.iter().map(|c| c.len() - 1).max().unwrap_or(0);
+        // Head rows: every position of those after the first (a forward of the candidates but
         // their last tokens), then the cached rows; targets alike.
         let mut rows: Vec<Array> = Vec::new();
         let mut targets: Vec<u32> = Vec::new();
-        let width = max_len.saturating_sub(1);
         if width > 0 {
             let pad = |s: &[u32]| -> Vec<u32> { s.iter().copied().chain(std::iter::repeat(0)).take(width).collect() };
-            let inputs: Vec<Vec<u32>> = candidates.iter().map(|c| pad(&c[..c.len() - 1])).collect();
-            targets.extend(candidates.iter().flat_map(|c| pad(&c[1..])));
+            let inputs: Vec<Vec<u32>> = longer.iter().map(|c| pad(&c[..c.len() - 1])).collect();
+            targets.extend(longer.iter().flat_map(|c| pad(&c[1..])));
             let mut fork = cache.fork();
             let h = self.hidden(&inputs, &mut fork)?; // [n, width, hidden]
-            rows.push(h.reshape(&[(candidates.len() * width) as i32, -1])?);
+            rows.push(h.reshape(&[(longer.len() * width) as i32, -1])?);
         }
         rows.extend(cached.rows);
         targets.extend(&cached.tokens);
@@ -646,14 +649,18 @@ impl Model {
             mlx_rs::transforms::eval([&lp, &first_lp])?;
             lp.as_slice::<f32>().to_vec()
         };
-        let (rest, cached_lp) = lp.split_at(candidates.len() * width);
+        let (rest, cached_lp) = lp.split_at(longer.len() * width);
         let first_lp = first_lp.as_slice::<f32>();
+        let mut row = 0;
         let scores = candidates
             .iter()
             .enumerate()
             .map(|(i, c)| {
                 let mut per_token = vec![first_lp[i]];
-                per_token.extend((0..c.len() - 1).map(|j| rest[i * width + j]));
+                if c.len() > 1 {
+                    per_token.extend((0..c.len() - 1).map(|j| rest[row * width + j]));
+                    row += 1;
+                }
                 CandidateScore { total: per_token.iter().sum(), per_token }
             })
             .collect();
