@@ -593,14 +593,15 @@ fn replay(args: &Args) -> anyhow::Result<()> {
         ("forwards per whole re-check", "forwards_per_recheck", "token_positions_per_recheck"),
     ] {
         let (f, t) = (&report[f], &report[t]);
+        let n = |v: &Value| v.as_f64().unwrap_or(f64::NAN);
         out(&format!(
-            "{name:<34} mean {:.2} (p50 {}, p95 {}); token positions mean {:.1} (p50 {}, p95 {})",
-            f["mean"].as_f64().unwrap_or(f64::NAN),
-            f["p50"],
-            f["p95"],
-            t["mean"].as_f64().unwrap_or(f64::NAN),
-            t["p50"],
-            t["p95"]
+            "{name:<34} mean {:.2} (p50 {:.1}, p95 {:.1}); token positions mean {:.1} (p50 {:.1}, p95 {:.1})",
+            n(&f["mean"]),
+            n(&f["p50"]),
+            n(&f["p95"]),
+            n(&t["mean"]),
+            n(&t["p50"]),
+            n(&t["p95"])
         ))?;
     }
     out(&format!("{:<34} {} ({} forwards, while idle)", "ghost texts worked out ahead", report["speculations"], report["speculative_forwards"]))?;
