@@ -35,6 +35,11 @@ const TOL_MLX_PYTHON: f32 = 1e-3;
 const TOL_LLAMA_CPP: f32 = 1.75;
 const TOL_LLAMA_CPP_MEAN: f32 = 0.6;
 const MIN_TOP1_LLAMA_CPP: f32 = 0.93;
+/// A decode step against a forward of the same positions: one row's matmuls take their input in
+/// about 15-16 bits (the 16-bit kernel on AVX2, 8 + 8 bits on AVX-512 VNNI). Measured 3.7e-3 over
+/// 25 steps with VNNI (SmolLM2's cache test allows 4e-3 for the same reason); a wrong window moves
+/// log-probs by about 12.
+const TOL_ONE_ROW: f32 = 1e-2;
 
 fn gemma(test: &str) -> Option<PathBuf> {
     gemma_model_path(test)
@@ -310,7 +315,7 @@ fn gemma_cache_is_consistent() {
         worst = worst.max(max_abs_diff(lp.as_slice::<f32>(), &rows[(p - from) * vocab..(p - from + 1) * vocab]));
     }
     eprintln!("{} decode steps across 512 vs one forward: max |log-prob diff| {worst:.2e}", stop - from);
-    assert!(worst < 1e-3, "{worst}");
+    assert!(worst < TOL_ONE_ROW, "{worst}");
     let d = max_abs_diff(&rows[(stop - from - 1) * vocab..], &want);
     eprintln!("prefill in pieces and steps to {stop} vs at once: max |log-prob diff| {d:.2e}");
     assert!(d < 1e-3, "{d}");
@@ -322,5 +327,6 @@ fn gemma_cache_is_consistent() {
     model.prefill(&mut cache, &long[..stop]).unwrap();
     let d = max_abs_diff(&model.next_logprobs(&cache).unwrap(), &want);
     eprintln!("trim to 515, detour, re-prefill to {stop} vs at once: max |log-prob diff| {d:.2e}");
-    assert!(d < 1e-3, "{d}");
+    // The cache keeps the keys and values of the steps above (one row each): 1.1e-3 measured.
+    assert!(d < TOL_ONE_ROW, "{d}");
 }
