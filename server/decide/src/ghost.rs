@@ -37,7 +37,9 @@ pub struct GhostOptions {
 
 impl Default for GhostOptions {
     fn default() -> Self {
-        Self { threshold: 0.5, next_threshold: 0.7, phrase_threshold: 0.7, max_words: 4, min_chars: 2, recall: Some(RecallOptions::default()) }
+        // The bars were 0.5 and 0.7 before the writer's words were mixed in: the mixture
+        // shows fewer wrong words at the same bar, so the bars came down (docs/benchmarks.md).
+        Self { threshold: 0.45, next_threshold: 0.65, phrase_threshold: 0.7, max_words: 4, min_chars: 2, recall: Some(RecallOptions::default()) }
     }
 }
 
@@ -107,7 +109,7 @@ pub fn ghost(
         _ => None,
     }
     .filter(|r| r.lambda > 0.0);
-    let recalled_count = |w: &str| recalls.map_or(0, |r| r.document.count(w) + r.workspace.count(w));
+    let recalled_count = |w: &str| recalls.filter(|_| opts.recall.is_some()).map_or(0, |r| r.document.count(w) + r.workspace.count(w));
     // A word the lexicon does not know is not offered (the model has seen "seperate" too),
     // unless the writer has used it.
     let known = |w: &str| speller.is_none_or(|sp| sp.may_offer(w)) || recalled_count(w) >= RECALL_UNKNOWN_MIN;
@@ -119,7 +121,8 @@ pub fn ghost(
             let best = r.words.first().map_or(0.0, |w| w.1);
             let floor = ((bar - r.lambda * best) / (1.0 - r.lambda)).clamp(RECALL_FLOOR, bar);
             let found = complete_with(model, vocab, cache, before, 3, GHOST_BEAM, false, floor)?;
-            mixed(found, r, &split, mid_word)
+            let own = |w: &str| speller.is_some_and(|sp| !sp.may_offer(w)) && recalled_count(w) >= RECALL_UNKNOWN_MIN;
+            mixed(found, r, opts.recall.map_or(0.0, |o| o.own_weight), own, &split, mid_word)
         }
     }
     .filter(|s| !s.insert.is_empty());
@@ -184,8 +187,17 @@ pub fn ghost(
 /// The likeliest word of the mixture of the model's words (`found`, probabilities given what
 /// is typed) and the writer's (`r`): (1 - λ) P_model + λ P_cache. A word of the writer's the
 /// search did not find had less than its floor of the model's probability: it is scored by its
-/// share of the cache alone, a lower bound, so no forward is spent on it.
-fn mixed(found: Vec<Suggestion>, r: &Recalled, split: &laya_text::CursorSplit, mid_word: bool) -> Option<Suggestion> {
+/// share of the cache alone, a lower bound, so no forward is spent on it. A word of the
+/// writer's own (`own`: one the lexicon does not know, used at least twice: a name, a term)
+/// the model cannot know at all: its share of the cache counts `own_weight`, if more than λ.
+fn mixed(
+    found: Vec<Suggestion>,
+    r: &Recalled,
+    own_weight: f32,
+    own: impl Fn(&str) -> bool,
+    split: &laya_text::CursorSplit,
+    mid_word: bool,
+) -> Option<Suggestion> {
     let mut best: Option<(f32, Suggestion)> = None;
     let mut consider = |p: f32, s: Suggestion| {
         if best.as_ref().is_none_or(|(q, _)| p > *q) {
@@ -207,7 +219,8 @@ fn mixed(found: Vec<Suggestion>, r: &Recalled, split: &laya_text::CursorSplit, m
         }
         let kind = if mid_word { SuggestionKind::CompleteWord } else { SuggestionKind::NextWord };
         let word = format!("{}{rest}", split.word);
-        consider(r.lambda * pc, Suggestion { insert: rest, word, logprob: 0.0, kind });
+        let weight = if own(form) { r.lambda.max(own_weight) } else { r.lambda };
+        consider(weight * pc, Suggestion { insert: rest, word, logprob: 0.0, kind });
     }
     best.map(|(p, s)| Suggestion { logprob: p.ln(), ..s })
 }

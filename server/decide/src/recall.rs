@@ -27,11 +27,14 @@ pub struct RecallOptions {
     pub evidence: f32,
     /// The workspace's counts weigh this much against the document's.
     pub workspace_weight: f32,
+    /// The cache's share for a word of the writer's own that the lexicon does not know (a
+    /// name, a term): the model has no probability for it to mix with.
+    pub own_weight: f32,
 }
 
 impl Default for RecallOptions {
     fn default() -> Self {
-        Self { weight: [0.6, 0.5, 0.3], evidence: 2.0, workspace_weight: 0.5 }
+        Self { weight: [0.6, 0.5, 0.3], evidence: 2.0, workspace_weight: 0.5, own_weight: 0.7 }
     }
 }
 
@@ -334,7 +337,7 @@ mod tests {
         let r = Recall::of_texts(["The Zorblax engine runs. The Zorblax engine stops, then the Zorblax rests."]);
         assert_eq!(r.count("zorblax"), 3);
         let o = RecallOptions::default();
-        let p = Recall::predict(&[(&r, 1.0)], "Then the", "z", &o).unwrap();
+        let p = Recall::predict(&[(&r, 1.0)], "Now the", "z", &o).unwrap();
         assert_eq!((p.order, p.forms[0].as_str(), p.evidence), (2, "Zorblax", 3.0));
         let p = Recall::predict(&[(&r, 1.0)], "and the Zorblax", "", &o).unwrap();
         assert_eq!(p.order, 3);

@@ -70,9 +70,9 @@ struct Common {
     /// Ghost text without the writer's own words (neither the document's nor the workspace's).
     #[arg(long)]
     no_recall: bool,
-    /// The cache's largest share after two words, one word, none, and the continuations at
-    /// which it is half that (next-word; for tuning).
-    #[arg(long, value_name = "W3,W2,W1,EVIDENCE", value_delimiter = ',', num_args = 4)]
+    /// The cache's largest share after two words, one word, none, the continuations at which
+    /// it is half that, and its share for the writer's own words (next-word; for tuning).
+    #[arg(long, value_name = "W3,W2,W1,EVIDENCE,OWN", value_delimiter = ',')]
     recall_weights: Option<Vec<f32>>,
     #[command(flatten)]
     model: ModelArgs,
@@ -176,7 +176,8 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     let speller = load_speller(c.lexicon.as_deref()).ok();
     let recall = match (&c.recall_weights, c.no_recall) {
         (_, true) => None,
-        (Some(w), false) => Some(RecallOptions { weight: [w[0], w[1], w[2]], evidence: w[3], ..RecallOptions::default() }),
+        (Some(w), false) if w.len() != 5 => bail!("--recall-weights takes five numbers: W3,W2,W1,EVIDENCE,OWN"),
+        (Some(w), false) => Some(RecallOptions { weight: [w[0], w[1], w[2]], evidence: w[3], own_weight: w[4], ..RecallOptions::default() }),
         (None, false) => Some(RecallOptions::default()),
     };
     let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, recall, ..GhostOptions::default() };

@@ -80,7 +80,7 @@ impl Default for Settings {
             multilingual_model_path: None,
             lexicon_path: None,
             memory_budget_mb: 256,
-            threshold: 0.5,
+            threshold: laya_decide::GhostOptions::default().threshold,
             latency_budget_ms: 200,
             user_dictionary: None,
             diagnostic_severity: "information".into(),
