@@ -120,7 +120,11 @@ pub fn ghost(
             // (bar - λ p) / (1 - λ) of the model to reach the bar.
             let best = r.words.first().map_or(0.0, |w| w.1);
             let floor = ((bar - r.lambda * best) / (1.0 - r.lambda)).clamp(RECALL_FLOOR, bar);
-            let found = complete_with(model, vocab, cache, before, 3, GHOST_BEAM, false, floor)?;
+            // The model's best word only, as without the cache: asking for three made the
+            // search run on past it and cost a step now and then for no better choices (saved
+            // 0.229 / 0.318 against 0.227 / 0.315 on the tuning texts). The cache's other words
+            // are scored by their cache share alone (see [`mixed`]).
+            let found = complete_with(model, vocab, cache, before, 1, GHOST_BEAM, false, floor)?;
             let own = |w: &str| speller.is_some_and(|sp| !sp.may_offer(w)) && recalled_count(w) >= RECALL_UNKNOWN_MIN;
             mixed(found, r, opts.recall.map_or(0.0, |o| o.own_weight), own, &split, mid_word)
         }
