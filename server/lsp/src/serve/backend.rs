@@ -147,7 +147,8 @@ pub(crate) fn text_before(d: &Doc, at: usize) -> String {
 
 /// The ghost options of the user's settings.
 pub(crate) fn ghost_opts(s: &Settings) -> GhostOptions {
-    GhostOptions { threshold: s.threshold, ..GhostOptions::default() }
+    let d = GhostOptions::default();
+    GhostOptions { threshold: s.threshold, recall: d.recall.filter(|_| s.recall), ..d }
 }
 
 /// What tower-lsp-server serves: a handle on the shared state.
