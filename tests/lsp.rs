@@ -667,6 +667,47 @@ fn words_of_the_workspace_code_are_not_misspellings() {
     assert_eq!(d["params"]["diagnostics"][0]["range"]["start"]["character"], 31, "{d}");
 }
 
+/// A name the document used pages before the cursor, out of the model's window, is recalled
+/// when its first letters are typed; and one the workspace's notes use, in another document.
+#[test]
+fn ghost_text_recalls_the_writers_own_words_from_the_document_and_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "The Vantrexil cluster went down. We moved Vantrexil to spare disks.\n").unwrap();
+    let root = format!("file://{}", dir.path().display());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_laya"));
+    cmd.arg("serve").env("XDG_CONFIG_HOME", "/nonexistent/laya-test-config").stderr(Stdio::inherit());
+    let mut c = Client::spawn(cmd).unwrap();
+    let r =
+        c.request("initialize", json!({"processId": null, "rootUri": root, "capabilities": {}, "initializationOptions": {"latencyBudgetMs": 20000}}));
+    assert!(r.get("result").is_some(), "{r}");
+    c.notify("initialized", json!({}));
+    let filler = "The weather was mild and the days were long, so we walked by the river most evenings. ".repeat(30);
+    let text = format!("The report was written by Quorvath Delling. Later Quorvath moved to the coast.\n\n{filler}\n\nIn June we called Quor");
+    let uri = format!("{root}/story.md");
+    c.open(&uri, "markdown", &text);
+    // Asked until the model has loaded (and, for the workspace's word, its scan is done).
+    let until = |c: &mut Client, uri: &str, col: usize, want: &str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let r = c.request(
+                "textDocument/inlineCompletion",
+                json!({"textDocument": {"uri": uri}, "position": pos(4, col as u32), "context": {"triggerKind": 1}}),
+            );
+            if r["result"]["items"][0]["insertText"] == want {
+                return;
+            }
+            assert!(Instant::now() < deadline, "never {want:?}: {r}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    until(&mut c, &uri, "In June we called Quor".len(), "vath");
+    let other = format!("{root}/plan.md");
+    let line = "Next week we restart Vantr";
+    c.open(&other, "markdown", &format!("Notes.\n\n\n\n{line}"));
+    until(&mut c, &other, line.len(), "exil");
+    c.shutdown().unwrap();
+}
+
 /// A ghost text read and typed past twice after the same word is held back at the next such
 /// place, unless the model is nearly certain; typed over before it could be read, it is not.
 #[test]
@@ -677,7 +718,9 @@ fn a_suggestion_turned_down_twice_after_a_word_is_held_back_there() {
         r["result"]["items"][0]["insertText"].clone()
     };
     let run = |pause: bool| -> Vec<Value> {
-        let mut c = Client::start(json!({"latencyBudgetMs": 20000}));
+        // Without the writer's words, which would hold "Paris" back too: "Rome" and "Lyon" were
+        // written after "France is" (see the next test for them).
+        let mut c = Client::start(json!({"latencyBudgetMs": 20000, "recall": false}));
         wait_for_model(&mut c);
         let uri = "file:///tmp/laya-test/capitals.md";
         let text = "The capital of France is ";

@@ -23,11 +23,12 @@ export const SERVER_KEYS = [
     'debounceMs',
     'latencyBudgetMs',
     'workAhead',
+    'recall',
 ] as const;
 export type ServerKey = (typeof SERVER_KEYS)[number];
 export type ServerSettings = Partial<Record<ServerKey, boolean | number | string | string[] | null>>;
 
-const BOOLEANS: ServerKey[] = ['ghostText', 'completion', 'diagnostics', 'workAhead'];
+const BOOLEANS: ServerKey[] = ['ghostText', 'completion', 'diagnostics', 'workAhead', 'recall'];
 const PATHS: ServerKey[] = ['modelPath', 'multilingualModelPath', 'lexiconPath', 'userDictionary'];
 
 /** A setting as package.json declares it. */

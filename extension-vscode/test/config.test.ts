@@ -41,6 +41,7 @@ test('only keys the user set are sent, all of them known to the server', () => {
             debounceMs: 100,
             latencyBudgetMs: 300,
             workAhead: false,
+            recall: false,
         }),
         ctx,
     );

@@ -62,7 +62,7 @@ fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_
     ] {
         // The cache as the keystroke's own ghost text leaves it.
         let mut cache = KvCache::new();
-        ghost(&model, &vocab, None, &mut cache, before, "", &opts).unwrap();
+        ghost(&model, &vocab, None, None, &mut cache, before, "", &opts).unwrap();
         let plan = letters_ahead(&model, &vocab, &cache, before, "", &opts, 3, None).unwrap();
         if before.ends_with("April") {
             // After a whole word, "," is as likely a key as a letter: its step is planned, or
@@ -77,13 +77,13 @@ fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_
             let typed = format!("{before}{}", step.key);
             let mut cold = cache.fork();
             let f0 = forwards();
-            let a = ghost(&model, &vocab, None, &mut cold, &typed, "", &opts).unwrap();
+            let a = ghost(&model, &vocab, None, None, &mut cold, &typed, "", &opts).unwrap();
             let cold_forwards = forwards() - f0;
             let mut warm = cache.fork();
             assert!(step_ahead(&model, &mut warm, step).unwrap(), "{step:?} after {before:?}");
             assert!(!step_ahead(&model, &mut warm, step).unwrap(), "a step kept already is not run again");
             let f1 = forwards();
-            let b = ghost(&model, &vocab, None, &mut warm, &typed, "", &opts).unwrap();
+            let b = ghost(&model, &vocab, None, None, &mut warm, &typed, "", &opts).unwrap();
             let warm_forwards = forwards() - f1;
             assert_eq!(warm_forwards + 1, cold_forwards, "{typed:?}: {a:?}");
             assert_eq!(a.as_ref().map(|g| (&g.insert, g.replace, g.words)), b.as_ref().map(|g| (&g.insert, g.replace, g.words)), "{typed:?}");
@@ -110,13 +110,13 @@ fn typing_after_a_paragraph_break_never_cuts_the_cache_back() {
     let text = "It was a bright cold day in April.\n\nYou could see the clocks";
     let from = text.find("\n\n").unwrap() + 2;
     let mut cache = KvCache::new();
-    ghost(&model, &vocab, None, &mut cache, &text[..from], "", &opts).unwrap();
+    ghost(&model, &vocab, None, None, &mut cache, &text[..from], "", &opts).unwrap();
     // The break's keystroke leaves the text up to it in the cache (and a phrase after it, which
     // the next key cuts off); every later key must find the break still there.
     let kept = model.tokenizer.encode_context(&text[..from]).unwrap();
     assert!(cache.tokens().starts_with(&kept), "{:?} against {kept:?}", cache.tokens());
     for end in from + 1..=text.len() {
-        ghost(&model, &vocab, None, &mut cache, &text[..end], "", &opts).unwrap();
+        ghost(&model, &vocab, None, None, &mut cache, &text[..end], "", &opts).unwrap();
         assert!(cache.tokens().starts_with(&kept), "the break was computed again after {:?}", &text[..end]);
     }
 }

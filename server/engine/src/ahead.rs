@@ -70,7 +70,8 @@ impl Worker {
         let mut cache = self.doc_cache(&s.doc);
         let loaded = model_of_doc(&self.loaded, &self.multilingual, &self.doc_models, &s.doc).expect("checked above");
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            laya_decide::ghost(&loaded.model, &loaded.vocab, self.speller.as_ref(), &mut cache, &s.before, &s.after, &s.opts)
+            // Without the writer's words: only the model's steps it leaves in the cache count.
+            laya_decide::ghost(&loaded.model, &loaded.vocab, self.speller.as_ref(), None, &mut cache, &s.before, &s.after, &s.opts)
         }));
         self.stats.speculations += 1;
         self.stats.speculative_forwards += loaded.model.forward_count().0 - f0;

@@ -2,9 +2,10 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
-use laya_decide::{Candidate, Ghost, GhostOptions, Issue, Ranked, Suggestion};
+use laya_decide::{Candidate, Ghost, GhostOptions, Issue, Ranked, Recall, Suggestion};
 use tokio::sync::oneshot;
 
 /// What went wrong with a job, for the handler to turn into an LSP answer.
@@ -45,12 +46,14 @@ pub enum Job {
     /// `ahead`: whether the ghost text for a following space may be worked out while idle.
     /// `check_from`: where in `before` the paragraph being typed starts, when its spelling check
     /// runs in this window; its settled words may then be scored while idle.
+    /// `words`: the writer's words to recall (the document's before the cursor, the workspace's).
     Ghost {
         doc: String,
         version: i32,
         before: String,
         after: String,
         opts: GhostOptions,
+        words: (Arc<Recall>, Arc<Recall>),
         ahead: bool,
         check_from: Option<usize>,
         deadline: Instant,

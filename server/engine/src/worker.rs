@@ -336,7 +336,7 @@ impl Worker {
             Job::Load { model, multilingual, lexicon, reply } => {
                 let _ = reply.send(self.load(model, multilingual, lexicon));
             }
-            Job::Ghost { doc, version, before, after, opts, ahead, check_from, reply, .. } => {
+            Job::Ghost { doc, version, before, after, opts, ahead, check_from, words, reply, .. } => {
                 self.fault_point(&before);
                 let started = Instant::now();
                 self.pace.note_key(&doc, &before, started);
@@ -382,8 +382,9 @@ impl Worker {
                 }
                 let choice = self.doc_models.get(&doc).copied().unwrap_or(ModelChoice::Default);
                 let mut cache = self.doc_cache(&doc);
+                let recalls = laya_decide::Recalls { document: &words.0, workspace: &words.1 };
                 let r = self.model_for(choice).and_then(|m| {
-                    laya_decide::ghost(&m.model, &m.vocab, self.speller.as_ref(), &mut cache, &before, &after, &opts)
+                    laya_decide::ghost(&m.model, &m.vocab, self.speller.as_ref(), Some(&recalls), &mut cache, &before, &after, &opts)
                         .map_err(|e| JobError::Failed(e.to_string()))
                 });
                 if r.is_err() {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use laya_decide::{ghost, GhostOptions, IssueKind, Lexicon, Speller, SpellerOptions, Vocab};
+use laya_decide::{ghost, GhostOptions, IssueKind, Lexicon, Recall, RecallOptions, Recalls, Speller, SpellerOptions, Vocab};
 use laya_model::{KvCache, Model};
 use laya_text::words;
 use serde_json::{json, Value};
@@ -63,6 +63,17 @@ struct Common {
     /// hunspell; context: harper, cspell; pinyin: rime). Repeatable. `make spell-peers` installs them.
     #[arg(long, value_enum)]
     peer: Vec<Peer>,
+    /// The text files under DIR (.md, .txt, ...) are the workspace whose words ghost text
+    /// recalls (next-word; the typed file is left out of it).
+    #[arg(long, value_name = "DIR")]
+    workspace: Option<PathBuf>,
+    /// Ghost text without the writer's own words (neither the document's nor the workspace's).
+    #[arg(long)]
+    no_recall: bool,
+    /// The cache's largest share after two words, one word, none, the continuations at which
+    /// it is half that, and its share for the writer's own words (next-word; for tuning).
+    #[arg(long, value_name = "W3,W2,W1,EVIDENCE,OWN", value_delimiter = ',')]
+    recall_weights: Option<Vec<f32>>,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -163,7 +174,18 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     let (model, _) = load_model_for(&c.model, &all)?;
     let vocab = Vocab::new(&model)?;
     let speller = load_speller(c.lexicon.as_deref()).ok();
-    let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, ..GhostOptions::default() };
+    let recall = match (&c.recall_weights, c.no_recall) {
+        (_, true) => None,
+        (Some(w), false) if w.len() != 5 => bail!("--recall-weights takes five numbers: W3,W2,W1,EVIDENCE,OWN"),
+        (Some(w), false) => Some(RecallOptions { weight: [w[0], w[1], w[2]], evidence: w[3], own_weight: w[4], ..RecallOptions::default() }),
+        (None, false) => Some(RecallOptions::default()),
+    };
+    let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, recall, ..GhostOptions::default() };
+    let workspace_files = match &c.workspace {
+        Some(dir) => workspace_texts(dir, &c.files)?,
+        None => vec![],
+    };
+    let workspace = Recall::of_texts(workspace_files.iter().map(|(_, t)| t.as_str()));
     let (mut wrong_next, mut shown_next) = (0usize, 0usize);
     // LAYA_EVAL_NO_LEARNING=1: show suggestions the writer typed past as if they had not.
     let learn = std::env::var_os("LAYA_EVAL_NO_LEARNING").is_none();
@@ -182,6 +204,9 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         let mut cache = KvCache::new();
         // What the writer typed past in this text (the server keeps one per document).
         let mut turned_down = laya_decide::Rejections::default();
+        // The words typed so far, counted up to the word being typed (as the server does).
+        let mut document = Recall::new();
+        let mut counted = 0usize;
         let mut i = 0usize;
         let chars: Vec<(usize, char)> = text.char_indices().collect();
         let byte_at = |k: usize| chars.get(k).map_or(text.len(), |x| x.0);
@@ -201,7 +226,14 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
                 }
             }
             let t = Instant::now();
-            let g = ghost(&model, &vocab, speller.as_ref(), &mut cache, before, "", &opts)?.filter(|g| !(learn && turned_down.holds_back(before, g)));
+            let context_end = laya_text::split_at_cursor(before).context.len();
+            if context_end > counted {
+                document.add(&before[counted..context_end]);
+                counted = context_end;
+            }
+            let recalls = Recalls { document: &document, workspace: &workspace };
+            let g = ghost(&model, &vocab, speller.as_ref(), Some(&recalls), &mut cache, before, "", &opts)?
+                .filter(|g| !(learn && turned_down.holds_back(before, g)));
             latencies.push(ms(t));
             total_chars += 1;
             budget -= 1;
@@ -255,7 +287,29 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         "word_endings": {"shown": shown - shown_next, "wrong": wrong - wrong_next},
         "next_word": {"words": words_seen, "top1": ratio(top1, words_seen), "top3": ratio(top3, words_seen)},
         "latency": stats::latency(latencies),
+        "recall": opts.recall.is_some(),
+        "workspace": {"files": workspace_files.len(), "words": workspace.len()},
     }))
+}
+
+/// The text files under `dir` (what the language server reads of a workspace's prose), but
+/// those being typed.
+fn workspace_texts(dir: &Path, typed: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, String)>> {
+    let meta = std::fs::metadata(dir).with_context(|| format!("--workspace {}", dir.display()))?;
+    if !meta.is_dir() {
+        bail!("--workspace {} is not a folder", dir.display());
+    }
+    let typed: Vec<PathBuf> = typed.iter().filter_map(|f| f.canonicalize().ok()).collect();
+    let mut out = vec![];
+    for path in crate::serve::workspace::prose_files(&[dir.to_path_buf()]) {
+        if path.canonicalize().is_ok_and(|p| typed.contains(&p)) {
+            continue;
+        }
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            out.push((path, text));
+        }
+    }
+    Ok(out)
 }
 
 /// How much of a suggestion a writer takes when `rest` is what they will type: (chars, keys).

@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use laya_decide::{Ghost, GhostOptions};
+use laya_decide::{Ghost, GhostOptions, Recall};
 use laya_engine::{Engine, Job, JobError};
 use laya_text::{Document, PositionEncoding};
 use tower_lsp_server::ls_types::*;
@@ -27,6 +27,10 @@ const WINDOW_MAX: usize = 1500;
 pub const MAX_CHECKED_CHARS: usize = 2_000_000;
 /// How much of the rest of the line a suggestion looks at.
 pub(crate) const AFTER_MAX: usize = 200;
+
+/// Characters before the cursor whose words ghost text recalls (a bound on the cost of
+/// counting them again after an edit behind them).
+const RECALL_CHARS: usize = 200_000;
 
 pub const CMD_ADD_WORD: &str = "laya.addToDictionary";
 pub const CMD_IGNORE: &str = "laya.ignoreInDocument";
@@ -61,6 +65,11 @@ pub(crate) struct Doc {
     /// the text, is the word being typed and is not flagged until the writer moves past it
     /// (an edit elsewhere counts as moving past it).
     pub(crate) last_edit: usize,
+    /// The words of the text before the cursor (see [`Inner::document_words`]), counted up to
+    /// char `recalled_to`. Rule: a function of the text before `recalled_to`; an edit before it
+    /// empties it, and it is counted again.
+    pub(crate) recall: Arc<Recall>,
+    pub(crate) recalled_to: usize,
     /// Over MAX_CHECKED_CHARS: not checked (the writer was told once).
     pub(crate) too_long: bool,
     /// Diagnostics are on screen for it (to clear when checks are turned off).
@@ -92,6 +101,8 @@ pub struct Inner {
     /// (see `workspace.rs`): left alone like a word the document repeats.
     pub(crate) roots: RwLock<Vec<std::path::PathBuf>>,
     pub(crate) workspace_words: RwLock<Arc<HashSet<String>>>,
+    /// The prose of the workspace's prose files, for ghost text to recall.
+    pub(crate) workspace_recall: RwLock<Arc<Recall>>,
 }
 
 /// The word (or the part of one) that `before` ends with.
@@ -136,7 +147,8 @@ pub(crate) fn text_before(d: &Doc, at: usize) -> String {
 
 /// The ghost options of the user's settings.
 pub(crate) fn ghost_opts(s: &Settings) -> GhostOptions {
-    GhostOptions { threshold: s.threshold, ..GhostOptions::default() }
+    let d = GhostOptions::default();
+    GhostOptions { threshold: s.threshold, recall: d.recall.filter(|_| s.recall), ..d }
 }
 
 /// What tower-lsp-server serves: a handle on the shared state.
@@ -163,6 +175,7 @@ impl Backend {
             reanchors: std::sync::atomic::AtomicU64::new(0),
             roots: RwLock::new(vec![]),
             workspace_words: RwLock::new(Arc::new(HashSet::new())),
+            workspace_recall: RwLock::new(Arc::new(Recall::new())),
         }))
     }
 
@@ -185,6 +198,9 @@ impl Backend {
             tracing::info!(files = v.files, bytes = v.bytes, words = v.words.len(), truncated = v.truncated, "workspace read");
             if let Ok(mut w) = inner.workspace_words.write() {
                 *w = Arc::new(v.words);
+            }
+            if let Ok(mut w) = inner.workspace_recall.write() {
+                *w = Arc::new(v.recall);
             }
             inner.recheck_all();
         });
@@ -250,6 +266,31 @@ impl Inner {
         }
         // Documents opened while loading get their diagnostics now.
         self.recheck_all();
+    }
+
+    /// The writer's words for ghost text at char `to` of `d`: the document's before the word
+    /// being typed there (up to RECALL_CHARS of it), counted on from where the last count
+    /// stopped (a few words a keystroke), and the workspace's. Only text before the cursor
+    /// counts, as in `laya eval next-word`: the text after it would have to be counted again at
+    /// every edit, and the model's window holds only the text before the cursor too.
+    pub(crate) fn document_words(&self, d: &mut Doc, to: usize) -> (Arc<Recall>, Arc<Recall>) {
+        let near = text_before(d, to);
+        let typed = near.len() - laya_text::split_at_cursor(&near).context.len();
+        let end = to.min(d.doc.len_chars()) - near[near.len() - typed..].chars().count();
+        if end < d.recalled_to {
+            d.recall = Arc::new(Recall::new());
+            d.recalled_to = 0;
+        }
+        if d.recalled_to == 0 {
+            d.recalled_to = end.saturating_sub(RECALL_CHARS);
+        }
+        if end > d.recalled_to {
+            let text = d.doc.rope().slice(d.recalled_to..end).to_string();
+            Arc::make_mut(&mut d.recall).add_prose(&text);
+            d.recalled_to = end;
+        }
+        let workspace = self.workspace_recall.read().map(|w| w.clone()).unwrap_or_default();
+        (d.recall.clone(), workspace)
     }
 
     /// Sets `d`'s context window to end at char `to` ([`Document::window_start`]), counting the moves of

@@ -12,7 +12,7 @@ mod proto;
 pub mod replay;
 mod settings;
 pub mod stress;
-mod workspace;
+pub(crate) mod workspace;
 
 use laya_engine::{Engine, EngineOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};

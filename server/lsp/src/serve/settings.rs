@@ -44,6 +44,9 @@ pub struct Settings {
     /// and score the paragraph's settled words for its spelling check (a forward per contested
     /// word, so that the check after a pause has them ready).
     pub work_ahead: bool,
+    /// Ghost text recalls the writer's own words: those of the document before the cursor and
+    /// of the workspace's prose files, mixed with the model's probabilities.
+    pub recall: bool,
 }
 
 /// A numeric setting's allowed values, inclusive.
@@ -80,12 +83,13 @@ impl Default for Settings {
             multilingual_model_path: None,
             lexicon_path: None,
             memory_budget_mb: 256,
-            threshold: 0.5,
+            threshold: laya_decide::GhostOptions::default().threshold,
             latency_budget_ms: 200,
             user_dictionary: None,
             diagnostic_severity: "information".into(),
             debounce_ms: 250,
             work_ahead: true,
+            recall: true,
         }
     }
 }
@@ -264,13 +268,15 @@ mod tests {
             // Paths default to "" there: unset, the server's own default.
             let want = if default.is_null() { Value::String(String::new()) } else { default.clone() };
             let same = match (p["default"].as_f64(), want.as_f64()) {
-                (Some(a), Some(b)) => a == b,
+                // The same f32: 0.45 is 0.44999998807907104 once widened.
+                (Some(a), Some(b)) => a as f32 == b as f32,
                 _ => p["default"] == want,
             };
             assert!(same, "laya.{key}'s default in package.json is {}, not {want}", p["default"]);
             let row =
                 docs.lines().find(|l| l.starts_with(&format!("| `{key}` |"))).unwrap_or_else(|| panic!("docs/settings.md has no row for {key}"));
             if !default.is_null() && !default.is_array() {
+                let default = default.as_f64().filter(|_| default.is_f64()).map_or(default.to_string(), |x| (x as f32).to_string());
                 assert!(row.contains(&format!("`{default}`")), "docs/settings.md's default for {key}: {row}");
             }
         }

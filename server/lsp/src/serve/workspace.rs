@@ -1,10 +1,12 @@
 //! The workspace's own words: the names its code uses (identifiers of its source files, words in
 //! the code spans and blocks of its prose files), read once after `initialized` so a project's
-//! terms ("gopls", "rwlock", a crate's name) are not flagged in its docs.
+//! terms ("gopls", "rwlock", a crate's name) are not flagged in its docs; and the prose of its
+//! prose files, counted for ghost text to recall (`laya_decide::Recall`).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 
+use laya_decide::Recall;
 use laya_text::prose_mask;
 
 /// What a scan reads at most: files, bytes of one file, bytes in all.
@@ -71,6 +73,8 @@ enum Lexis {
 pub struct Vocabulary {
     /// Lowercase words the workspace's code uses.
     pub words: HashSet<String>,
+    /// The words of its prose files' prose, in order (bounded: [`Recall::is_full`]).
+    pub recall: Recall,
     pub files: usize,
     pub bytes: u64,
     /// Whether a limit cut the scan short.
@@ -78,9 +82,41 @@ pub struct Vocabulary {
 }
 
 /// The code words of the files under `roots` (hidden folders and SKIPPED_DIRS left out), within
-/// the limits above.
+/// the limits above, and the prose of its prose files.
 pub fn scan(roots: &[PathBuf]) -> Vocabulary {
     let mut v = Vocabulary::default();
+    let (files, truncated) = walk(roots);
+    for (path, lexis, size) in files {
+        let Ok(text) = std::fs::read_to_string(&path) else { continue }; // not UTF-8: not text
+        v.files += 1;
+        v.bytes += size;
+        match lexis {
+            Some(l) => add_identifiers(&text, l, &mut v.words),
+            None => {
+                add_code_spans(&text, &mut v.words);
+                v.recall.add_prose(&text);
+                v.recall.end_chain();
+            }
+        }
+        // The file's own name is the project's word too ("gopls.go", "rwlock.rs").
+        if let Some(stem) = path.file_stem().and_then(|x| x.to_str()) {
+            add_words_of(stem, &mut v.words);
+        }
+    }
+    v.truncated = truncated;
+    v
+}
+
+/// The prose files under `roots` a scan reads, in its order.
+pub fn prose_files(roots: &[PathBuf]) -> Vec<PathBuf> {
+    walk(roots).0.into_iter().filter(|(_, lexis, _)| lexis.is_none()).map(|(p, _, _)| p).collect()
+}
+
+/// The files a scan reads (path, how its code is written or None for prose, size), and whether
+/// a limit cut the walk short.
+fn walk(roots: &[PathBuf]) -> (Vec<(PathBuf, Option<Lexis>, u64)>, bool) {
+    let mut out = vec![];
+    let mut bytes = 0u64;
     let mut stack: Vec<PathBuf> = roots.to_vec();
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };
@@ -109,24 +145,14 @@ pub fn scan(roots: &[PathBuf]) -> Vocabulary {
             if size > MAX_FILE_BYTES {
                 continue;
             }
-            if v.files >= MAX_FILES || v.bytes + size > MAX_TOTAL_BYTES {
-                v.truncated = true;
-                return v;
+            if out.len() >= MAX_FILES || bytes + size > MAX_TOTAL_BYTES {
+                return (out, true);
             }
-            let Ok(text) = std::fs::read_to_string(&path) else { continue }; // not UTF-8: not text
-            v.files += 1;
-            v.bytes += size;
-            match lexis {
-                Some(l) => add_identifiers(&text, l, &mut v.words),
-                None => add_code_spans(&text, &mut v.words),
-            }
-            // The file's own name is the project's word too ("gopls.go", "rwlock.rs").
-            if let Some(stem) = path.file_stem().and_then(|x| x.to_str()) {
-                add_words_of(stem, &mut v.words);
-            }
+            bytes += size;
+            out.push((path, lexis, size));
         }
     }
-    v
+    (out, false)
 }
 
 /// The words in the code spans and blocks of a prose file.

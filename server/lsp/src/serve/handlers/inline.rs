@@ -43,8 +43,9 @@ impl Backend {
         }
         self.window_to(&mut d, cursor);
         let before = d.doc.rope().slice(d.anchor..cursor).to_string();
+        let words = self.document_words(&mut d, cursor);
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.engine.send(ghost_job(&s, uri, d.doc.version(), before, after_cursor(&d, cursor), check_from(&s, &d, cursor), tx));
+        self.engine.send(ghost_job(&s, uri, d.doc.version(), before, after_cursor(&d, cursor), check_from(&s, &d, cursor), words, tx));
         // The answer is not shown; the receiver only has to outlive the job (a closed reply
         // would tell the engine nobody wants it).
         tokio::spawn(async move {
@@ -57,7 +58,7 @@ impl Backend {
         let uri = key(&params.text_document_position.text_document.uri);
         let pos = params.text_document_position.position;
         let enc = self.enc();
-        let (version, before, after, cursor, replace_from, prefix, check_from) = {
+        let (version, before, after, cursor, replace_from, prefix, check_from, words) = {
             let Some(mut d) = self.docs.get_mut(&uri) else {
                 return Err(Error::invalid_params(format!("{uri} is not open")));
             };
@@ -100,10 +101,11 @@ impl Backend {
             let before = format!("{}{prefix}", d.doc.rope().slice(d.anchor..from));
             let after = after_cursor(&d, cursor);
             let check_from = if prefix.is_empty() { check_from(&s, &d, cursor) } else { None };
-            (d.doc.version(), before, after, cursor, from, prefix, check_from)
+            let words = self.document_words(&mut d, from);
+            (d.doc.version(), before, after, cursor, from, prefix, check_from, words)
         };
         let invoked = params.context.trigger_kind == InlineCompletionTriggerKind::INVOKED;
-        let g = self.engine.ask(|reply| ghost_job(&s, &uri, version, before.clone(), after, check_from, reply)).await;
+        let g = self.engine.ask(|reply| ghost_job(&s, &uri, version, before.clone(), after, check_from, words, reply)).await;
         let g = match g {
             Ok(g) => g,
             Err(JobError::NoModel(_) | JobError::Late) => return Ok(None), // nothing to show (yet, or any more)
@@ -165,13 +167,24 @@ impl Backend {
 }
 
 /// The ghost-text job for `before` (the window up to the cursor), with the user's settings.
-fn ghost_job(s: &Settings, uri: &str, version: i32, before: String, after: String, check_from: Option<usize>, reply: Reply<Option<Ghost>>) -> Job {
+#[allow(clippy::too_many_arguments)]
+fn ghost_job(
+    s: &Settings,
+    uri: &str,
+    version: i32,
+    before: String,
+    after: String,
+    check_from: Option<usize>,
+    words: (std::sync::Arc<laya_decide::Recall>, std::sync::Arc<laya_decide::Recall>),
+    reply: Reply<Option<Ghost>>,
+) -> Job {
     Job::Ghost {
         doc: uri.to_string(),
         version,
         before,
         after,
         opts: ghost_opts(s),
+        words,
         ahead: s.work_ahead,
         check_from,
         deadline: std::time::Instant::now() + Duration::from_millis(s.latency_budget_ms),

@@ -40,6 +40,8 @@ pub async fn did_open(b: &Backend, params: DidOpenTextDocumentParams) {
             shown: None,
             rejected: HashSet::new(),
             turned_down: Default::default(),
+            recall: Default::default(),
+            recalled_to: 0,
             last_edit: len + 1,
             too_long: false,
             published: false,
@@ -72,6 +74,11 @@ pub async fn did_change(b: &Backend, params: DidChangeTextDocumentParams) {
                 }
             };
             d.anchor = edit.map_char(d.anchor);
+            if edit.start_char < d.recalled_to {
+                // Counted text changed: counted again at the next ghost text.
+                d.recall = Default::default();
+                d.recalled_to = 0;
+            }
             d.last_edit = edit.new_end_char;
             line_break_at = (edit.removed_chars() == 0 && ch.text.ends_with('\n')).then_some(edit.new_end_char);
             // Typing what a shown ghost text says keeps the rest of it on show; typing
