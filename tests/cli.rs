@@ -318,7 +318,8 @@ fn eval_runs_the_peers_on_the_same_items() {
     fails_with(&["eval", "typos", "--peer", "harper", typos.to_str().unwrap()], &[], &["does not suggest for words alone", "eval context"]);
 }
 
-/// `--workspace` names a folder of the writer's text; `--no-recall` leaves the writer's words out.
+/// `--workspace` names a folder of the writer's text (and recalls the writer's words); without
+/// it or `--recall` they are left out.
 #[test]
 fn eval_next_word_recalls_the_workspace_and_says_when_it_is_not_a_folder() {
     let dir = tempfile::tempdir().unwrap();
@@ -326,7 +327,7 @@ fn eval_next_word_recalls_the_workspace_and_says_when_it_is_not_a_folder() {
     let file = data("prose-sample.txt");
     let v = json_any(&["eval", "next-word", "--json", "--limit", "40", "--workspace", dir.path().to_str().unwrap(), &file]);
     assert_eq!((v["recall"].as_bool(), v["workspace"]["files"].as_u64(), v["workspace"]["words"].as_u64()), (Some(true), Some(1), Some(7)), "{v}");
-    let v = json_any(&["eval", "next-word", "--json", "--limit", "40", "--no-recall", &file]);
+    let v = json_any(&["eval", "next-word", "--json", "--limit", "40", &file]);
     assert_eq!(v["recall"], false, "{v}");
     let missing = dir.path().join("nowhere");
     fails_with(&["eval", "next-word", "--workspace", missing.to_str().unwrap(), &file], &[], &["--workspace", "nowhere"]);

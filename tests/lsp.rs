@@ -677,8 +677,10 @@ fn ghost_text_recalls_the_writers_own_words_from_the_document_and_the_workspace(
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_laya"));
     cmd.arg("serve").env("XDG_CONFIG_HOME", "/nonexistent/laya-test-config").stderr(Stdio::inherit());
     let mut c = Client::spawn(cmd).unwrap();
-    let r =
-        c.request("initialize", json!({"processId": null, "rootUri": root, "capabilities": {}, "initializationOptions": {"latencyBudgetMs": 20000}}));
+    let r = c.request(
+        "initialize",
+        json!({"processId": null, "rootUri": root, "capabilities": {}, "initializationOptions": {"latencyBudgetMs": 20000, "recall": true}}),
+    );
     assert!(r.get("result").is_some(), "{r}");
     c.notify("initialized", json!({}));
     let filler = "The weather was mild and the days were long, so we walked by the river most evenings. ".repeat(30);

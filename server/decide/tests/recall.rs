@@ -4,7 +4,7 @@
 
 use std::sync::Mutex;
 
-use laya_decide::{ghost, GhostOptions, Lexicon, Recall, Recalls, Speller, Vocab};
+use laya_decide::{ghost, GhostOptions, Lexicon, Recall, RecallOptions, Recalls, Speller, Vocab};
 use laya_model::{KvCache, Model};
 
 mod common;
@@ -23,7 +23,7 @@ fn ghost_after(model: &Model, vocab: &Vocab, earlier: &str, before: &str, recall
     document.add_prose(context);
     let workspace = Recall::new();
     let recalls = Recalls { document: &document, workspace: &workspace };
-    let opts = GhostOptions { recall: if recall { GhostOptions::default().recall } else { None }, ..GhostOptions::default() };
+    let opts = GhostOptions { recall: recall.then(RecallOptions::default), ..GhostOptions::default() };
     ghost(model, vocab, Some(&speller), Some(&recalls), &mut KvCache::new(), before, "", &opts).unwrap().map(|g| g.insert)
 }
 

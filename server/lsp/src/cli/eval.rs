@@ -67,9 +67,10 @@ struct Common {
     /// recalls (next-word; the typed file is left out of it).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// Ghost text without the writer's own words (neither the document's nor the workspace's).
+    /// Ghost text with the writer's own words: the text typed so far, and the workspace's with
+    /// --workspace (which implies it), as the server's `recall` setting does.
     #[arg(long)]
-    no_recall: bool,
+    recall: bool,
     /// The cache's largest share after two words, one word, none, the continuations at which
     /// it is half that, and its share for the writer's own words (next-word; for tuning).
     #[arg(long, value_name = "W3,W2,W1,EVIDENCE,OWN", value_delimiter = ',')]
@@ -174,11 +175,10 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     let (model, _) = load_model_for(&c.model, &all)?;
     let vocab = Vocab::new(&model)?;
     let speller = load_speller(c.lexicon.as_deref()).ok();
-    let recall = match (&c.recall_weights, c.no_recall) {
-        (_, true) => None,
-        (Some(w), false) if w.len() != 5 => bail!("--recall-weights takes five numbers: W3,W2,W1,EVIDENCE,OWN"),
-        (Some(w), false) => Some(RecallOptions { weight: [w[0], w[1], w[2]], evidence: w[3], own_weight: w[4], ..RecallOptions::default() }),
-        (None, false) => Some(RecallOptions::default()),
+    let recall = match &c.recall_weights {
+        Some(w) if w.len() != 5 => bail!("--recall-weights takes five numbers: W3,W2,W1,EVIDENCE,OWN"),
+        Some(w) => Some(RecallOptions { weight: [w[0], w[1], w[2]], evidence: w[3], own_weight: w[4], ..RecallOptions::default() }),
+        None => (c.recall || c.workspace.is_some()).then(RecallOptions::default),
     };
     let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, recall, ..GhostOptions::default() };
     let workspace_files = match &c.workspace {

@@ -8,7 +8,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use dashmap::DashMap;
-use laya_decide::{Ghost, GhostOptions, Recall};
+use laya_decide::{Ghost, GhostOptions, Recall, RecallOptions};
 use laya_engine::{Engine, Job, JobError};
 use laya_text::{Document, PositionEncoding};
 use tower_lsp_server::ls_types::*;
@@ -148,7 +148,7 @@ pub(crate) fn text_before(d: &Doc, at: usize) -> String {
 /// The ghost options of the user's settings.
 pub(crate) fn ghost_opts(s: &Settings) -> GhostOptions {
     let d = GhostOptions::default();
-    GhostOptions { threshold: s.threshold, recall: d.recall.filter(|_| s.recall), ..d }
+    GhostOptions { threshold: s.threshold, recall: s.recall.then(RecallOptions::default), ..d }
 }
 
 /// What tower-lsp-server serves: a handle on the shared state.

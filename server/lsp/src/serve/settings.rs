@@ -45,7 +45,7 @@ pub struct Settings {
     /// word, so that the check after a pause has them ready).
     pub work_ahead: bool,
     /// Ghost text recalls the writer's own words: those of the document before the cursor and
-    /// of the workspace's prose files, mixed with the model's probabilities.
+    /// of the workspace's prose files, mixed with the model's probabilities (off by default).
     pub recall: bool,
 }
 
@@ -89,7 +89,7 @@ impl Default for Settings {
             diagnostic_severity: "information".into(),
             debounce_ms: 250,
             work_ahead: true,
-            recall: true,
+            recall: false,
         }
     }
 }
