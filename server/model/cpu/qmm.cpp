@@ -148,6 +148,17 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Qmm& q, int m0, int n0)
 // all gave the same, 40 -> 34 ms for decode_64 on one thread.
 constexpr int PF = 2;
 
+// Brings the scales and biases of weight rows [n, n + rows) into cache (the one-row kernels' tiles
+// ahead: their weights are prefetched block by block, their scales here once per tile).
+inline void prefetch_scales(const Qmm& q, int n, int rows) {
+  const int groups = q.K / q.G;
+  for (int j = 0; j < rows; ++j)
+    for (int g = 0; g < groups; g += 16) {
+      _mm_prefetch(reinterpret_cast<const char*>(q.s + (n + j) * groups + g), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(q.b + (n + j) * groups + g), _MM_HINT_T0);
+    }
+}
+
 // The bias part of weight row n's dot product with a one-row x: sum over groups of b * sum(x).
 __attribute__((target("avx2,fma"))) inline float bias_term(const Qmm& q, int n) {
   const int groups = q.K / q.G;
@@ -192,11 +203,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2_row_q16(const Qmm& q, int n0)
   const size_t rb = q.row_bytes();
   __m256 acc[NT];
   for (int j = 0; j < NT; ++j) acc[j] = _mm256_setzero_ps();
-  for (int j = 0; j < NT; ++j)
-    for (int g = 0; g < groups; g += 16) {
-      _mm_prefetch(reinterpret_cast<const char*>(q.s + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(q.b + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
-    }
+  prefetch_scales(q, n0 + PF * NT, NT);
   for (int g = 0; g < groups; ++g)
     for (int blk = g * per_group; blk < (g + 1) * per_group; ++blk) {
       const __m256i xe = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.xq + 32 * blk));
@@ -338,11 +345,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void tile_avx512
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   __m512 acc[NT];
   for (int j = 0; j < NT; ++j) acc[j] = _mm512_setzero_ps();
-  for (int j = 0; j < NT; ++j)
-    for (int g = 0; g < groups; g += 16) {
-      _mm_prefetch(reinterpret_cast<const char*>(q.s + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(q.b + (n0 + PF * NT + j) * groups + g), _MM_HINT_T0);
-    }
+  prefetch_scales(q, n0 + PF * NT, NT);
   for (int p = 0; p < q.K / 64; ++p) {
     const int a = 2 * p, b = 2 * p + 1;
     const __m512i xv = _mm512_loadu_si512(q.x8 + 64 * p);
