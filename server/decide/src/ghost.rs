@@ -1,7 +1,7 @@
 //! Ghost text: the one suggestion an editor shows at the cursor, or none. Decides whether the
-//! model is confident enough to show anything, extends a word to a short phrase only when it is
-//! very confident, corrects a misspelled prefix ("recie" -> "receive"), and stays quiet outside
-//! prose.
+//! model is confident enough to show anything, extends a word to a phrase the writer already
+//! wrote (with recall; the model's own phrases do not grow yet, see the note at the loop below),
+//! corrects a misspelled prefix ("recie" -> "receive"), and stays quiet outside prose.
 
 use laya_model::{KvCache, Model};
 use laya_text::{is_prose_at, is_word_char, split_at_cursor};
