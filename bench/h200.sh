@@ -10,7 +10,9 @@
 #   bench/h200.sh more              (there) reassemble, install, the typing replay, stacked projections
 #   bench/h200.sh variants          (there) reassemble once, install; bench/cuda_step_variants.py
 #   bench/h200.sh settings          (there) reassemble once, install; laya bench and the replay under
-#                                   each MLX CUDA-graph setting, activation dtype and stacking
+#                                   each MLX CUDA-graph setting and bf16 activations
+#   bench/h200.sh qmv               (there) reassemble once, install; bench/cuda_qmv_kernel.py, then
+#                                   laya bench (default model, Qwen3-8B shape) and the replay as they are
 # variants and settings can follow each other on one warm machine (the second finds the bundle
 # unpacked); they leave their files in $OUT/results.tar (a call brings back at most 8 files).
 set -euo pipefail
@@ -44,7 +46,7 @@ case "$1" in
     ls -la "$W"/bundle.*
     ;;
   stash) shift; cp "$@" "$S/"; ls -la "$S" ;;
-  variants|settings)
+  variants|settings|qmv)
     if [ ! -x "$S/laya" ]; then
       cat "$S"/bundle.part00 "$S"/bundle.part01 "$S"/bundle.part02 .whl/bundle.part03 >"$S/bundle.tar"
       (cd "$S" && sha256sum -c bundle.sha256 && tar -xf bundle.tar && rm bundle.tar bundle.part0*)
@@ -57,6 +59,25 @@ case "$1" in
     W=/root/work; mkdir -p "$W"
     snap() { tar -C "$W" -cf "$OUT/results.tar" . || true; }
     here=$(dirname "$0")
+    if [ "$1" = qmv ]; then
+      M=$S/SmolLM2-135M-Instruct.Q4_1.gguf; L=$S/laya
+      PYTHONUNBUFFERED=1 timeout 200 python3 "$here/cuda_qmv_kernel.py" 2>&1 | tee "$W/qmv.txt" || echo "qmv: exit $?"
+      snap
+      LAYA_LOG=debug "$L" doctor --model "$M" >"$W/doctor.txt" 2>&1 || true
+      grep -E 'GPU check  |activations' "$W/doctor.txt" || true
+      timeout 60 "$L" bench --model "$M" --peers none --reps 30 --out "$W/smollm2.json" >"$W/smollm2.txt" 2>&1 || echo "bench: exit $?"
+      tail -9 "$W/smollm2.txt"; snap
+      timeout 100 python3 bench/random_checkpoint.py --shape qwen3-8b --tokenizer "$S/tokenizer.json" --out /root/qwen3-8b || echo "checkpoint: exit $?"
+      timeout 100 "$L" bench --model /root/qwen3-8b --peers none --reps 20 --only decode_64,decode_512,score_8 \
+        --out "$W/qwen3-8b.json" >"$W/qwen3-8b.txt" 2>&1 || echo "bench: exit $?"
+      tail -9 "$W/qwen3-8b.txt"; snap
+      for r in 1 2; do
+        LAYA_MODEL="$M" LAYA_LEXICON="$S/en.tsv" timeout 75 "$L" bench --replay --chars 500 --out "$W/replay-$r.json" \
+          >"$W/replay-$r.txt" 2>&1 || echo "replay: exit $?"
+        grep -E 'ghost text, per|engine jobs|forwards per ghost|suggestions shown' "$W/replay-$r.txt" || true; snap
+      done
+      exit 0
+    fi
     if [ "$1" = variants ]; then
       PYTHONUNBUFFERED=1 timeout 500 python3 "$here/cuda_step_variants.py" "$W/variants.jsonl" | tee "$W/variants.txt" || echo "variants: exit $?"
       snap; exit 0
@@ -67,7 +88,7 @@ case "$1" in
     bench() {
       echo "== $1 ($2)"
       env $2 LAYA_LOG=debug "$L" doctor --model "$M" >"$W/doctor-$1.txt" 2>&1 || true
-      grep -E 'activations|gpu check|GPU' "$W/doctor-$1.txt" | grep -v 'GPU check: layer' | head -6
+      grep -E 'activations|gpu check|GPU' "$W/doctor-$1.txt" | grep -v 'GPU check: layer' | head -6 || true
       env $2 timeout 100 "$L" bench --model "$M" --peers none --reps 30 --out "$W/smollm2-$1.json" >"$W/smollm2-$1.txt" 2>&1 || echo "bench: exit $?"
       show "$W/smollm2-$1.json"
       snap
@@ -87,12 +108,12 @@ print(min(t, key=t.get))' "$W" "$@"
     for n in default graphs-off ops-100 ops-1000; do bench $n "${V[$n]}"; done
     best=$(fastest default graphs-off ops-100 ops-1000); echo "fastest MLX setting: $best"
     B=${V[$best]}
-    # The activation dtype and stacked projections, under that setting; each keeps its answers
-    # only if the load-time check agrees (doctor says so above).
-    V[bf16]="$B LAYA_GPU_DTYPE=bf16"; V[stacked]="$B LAYA_GPU_STACK=1"; V[bf16-stacked]="$B LAYA_GPU_DTYPE=bf16 LAYA_GPU_STACK=1"
-    for n in bf16 stacked bf16-stacked; do bench $n "${V[$n]}"; done
+    # bf16 activations under that setting: used only if the load-time check agrees (doctor says).
+    # (The recorded run, at f180d98, also tried LAYA_GPU_STACK=1, since removed: MLX aborted.)
+    V[bf16]="$B LAYA_GPU_DTYPE=bf16"
+    bench bf16 "${V[bf16]}"
     timeout 150 python3 bench/random_checkpoint.py --shape qwen3-8b --tokenizer "$S/tokenizer.json" --out /root/qwen3-8b
-    names=(default); [ "$best" != default ] && names+=("$best"); names+=(stacked)
+    names=(default); [ "$best" != default ] && names+=("$best")
     for n in "${names[@]}"; do
       echo "== qwen3-8b, $n (${V[$n]})"
       env ${V[$n]} timeout 100 "$L" bench --model /root/qwen3-8b --peers none --reps 20 --only decode_64,decode_512,score_8 \

@@ -54,7 +54,6 @@ fn read() -> Edge {
                 None
             }
         }),
-        stack_on_gpu: var("LAYA_GPU_STACK").as_deref() == Some("1"),
     };
     // The pinyin dictionary: `LAYA_PINYIN_DICT`, else `.deps/pinyin/zh.tsv` beside the binary's
     // repository (or install prefix), else under the current directory.

@@ -126,14 +126,11 @@ pub struct LoadOptions {
     /// On a GPU, the activation dtype (None: the checkpoint's, f32 for GGUF files; the binary sets
     /// it from LAYA_GPU_DTYPE). The CPU always computes in f32.
     pub gpu_dtype: Option<Dtype>,
-    /// On a GPU, stack q/k/v and gate/up into one matmul each, as on Laya's CPU kernels (default:
-    /// no, see [`crate::weights::Projections`]; the binary turns it on for LAYA_GPU_STACK=1).
-    pub stack_on_gpu: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default(), gpu_dtype: None, stack_on_gpu: false }
+        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default(), gpu_dtype: None }
     }
 }
 
@@ -183,12 +180,8 @@ impl Model {
         if cpu_kernels {
             crate::cpu_kernels::configure(options.kernels)?;
         }
-        let stack = options.stack_on_gpu && crate::gpu_check::on_gpu();
-        let (config, tokenizer, weights, format) = if meta.is_dir() {
-            load_mlx_lm(path, cpu_kernels, options.gpu_dtype, stack)?
-        } else {
-            load_gguf(path, cpu_kernels, options.gpu_dtype, stack)?
-        };
+        let (config, tokenizer, weights, format) =
+            if meta.is_dir() { load_mlx_lm(path, cpu_kernels, options.gpu_dtype)? } else { load_gguf(path, cpu_kernels, options.gpu_dtype)? };
         let info = ModelInfo {
             path: path.to_path_buf(),
             format,
@@ -700,7 +693,7 @@ fn eval_cache<'a>(cache: &'a KvCache, outputs: impl IntoIterator<Item = &'a Arra
     Ok(())
 }
 
-fn load_gguf(path: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>, stack_on_gpu: bool) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+fn load_gguf(path: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
     let header = gguf::read_header(path)?;
     let config = ModelConfig::from_gguf(path, &header)?;
     let tokenizer = Tokenizer::from_gguf(path, &header)?;
@@ -708,11 +701,11 @@ fn load_gguf(path: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>, stack_on_
     let tensors = gguf_tensors::read_tensors(path, &header)?;
     let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float32);
     let dtype = compute_dtype(checkpoint, gpu_dtype);
-    let weights = Loader { path, tensors, dtype, cpu_kernels, stack_on_gpu }.load(&config, &GGUF_NAMES)?;
+    let weights = Loader { path, tensors, dtype, cpu_kernels }.load(&config, &GGUF_NAMES)?;
     Ok((config, tokenizer, weights, Format::Gguf))
 }
 
-fn load_mlx_lm(dir: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>, stack_on_gpu: bool) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+fn load_mlx_lm(dir: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
     let config_path = dir.join("config.json");
     if !config_path.is_file() {
         return Err(ModelError::NotFound {
@@ -747,7 +740,7 @@ fn load_mlx_lm(dir: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>, stack_on
     }
     let checkpoint = tensors.get("model.norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
     let names = if config.arch == Arch::Gemma3 { &crate::gemma::MLX_LM_NAMES } else { &MLX_LM_NAMES };
-    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint, gpu_dtype), cpu_kernels, stack_on_gpu }.load(&config, names)?;
+    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint, gpu_dtype), cpu_kernels }.load(&config, names)?;
     Ok((config, tokenizer, weights, Format::MlxLm))
 }
 

@@ -139,14 +139,14 @@ pub(crate) struct Projections {
 }
 
 impl Projections {
-    /// `stack_on_gpu`: stack them on a GPU too (the caller knows the device).
-    fn new(parts: Vec<Linear>, sizes: Vec<i32>, stack_on_gpu: bool) -> Result<Self> {
-        // Where Laya's CPU kernels run (stacking saves per-node overhead there), and on a GPU only
-        // when asked. On an H200, MLX CUDA gave wrong results for stacked projections: the
-        // load-time GPU check found the forward parting from the CPU's at layer 8 (0.14 relative;
-        // docs/benchmarks.md, "On the H200"). So the GPU keeps mlx-lm's separate projections.
+    fn new(parts: Vec<Linear>, sizes: Vec<i32>) -> Result<Self> {
+        // Only where Laya's CPU kernels run (stacking saves per-node overhead there). On CUDA, MLX
+        // 0.32.2 gives wrong results for stacked projections (the load-time GPU check found the
+        // forward parting from the CPU's at layer 8, 0.14 relative) or aborts the process with an
+        // illegal memory access (on an H100, 2026-12-06; docs/benchmarks.md, "On the H200"). So the
+        // GPU keeps mlx-lm's separate projections.
         let on_laya_cpu = parts.iter().all(|p| p.laya_parts().is_some());
-        let fused = if on_laya_cpu || stack_on_gpu { Linear::stack(&parts)? } else { None };
+        let fused = if on_laya_cpu { Linear::stack(&parts)? } else { None };
         Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes })
     }
 
@@ -345,8 +345,6 @@ pub(crate) struct Loader<'a> {
     pub dtype: Dtype,
     /// Use Laya's CPU kernels for the quantized layers they support.
     pub cpu_kernels: bool,
-    /// Stack q/k/v and gate/up on a GPU too ([`Projections::new`]).
-    pub stack_on_gpu: bool,
 }
 
 impl Loader<'_> {
@@ -440,12 +438,12 @@ impl Loader<'_> {
             let post_norms = c.gemma.is_some();
             let layer = Layer {
                 attn_norm: self.norm(&w(Part::AttnNorm), h, names)?,
-                qkv: Projections::new(qkv, vec![q, kv, kv], self.stack_on_gpu)?,
+                qkv: Projections::new(qkv, vec![q, kv, kv])?,
                 o: self.linear(&n(Part::O), h, c.n_heads * hd, false)?,
                 q_norm: if c.qk_norm { Some(self.norm(&w(Part::QNorm), hd, names)?) } else { None },
                 k_norm: if c.qk_norm { Some(self.norm(&w(Part::KNorm), hd, names)?) } else { None },
                 mlp_norm: self.norm(&w(Part::MlpNorm), h, names)?,
-                gate_up: Projections::new(gate_up, vec![c.intermediate as i32; 2], self.stack_on_gpu)?,
+                gate_up: Projections::new(gate_up, vec![c.intermediate as i32; 2])?,
                 down: self.linear(&n(Part::Down), h, c.intermediate, false)?,
                 post_attn_norm: if post_norms { Some(self.norm(&w(Part::PostAttnNorm), h, names)?) } else { None },
                 post_mlp_norm: if post_norms { Some(self.norm(&w(Part::PostMlpNorm), h, names)?) } else { None },
