@@ -8,6 +8,13 @@
 #   bench/h200.sh stash FILE...     (there) keep files for a later call
 #   bench/h200.sh all               (there) reassemble, install, check GPU against CPU, benchmark
 #   bench/h200.sh more              (there) reassemble, install, the typing replay, stacked projections
+#   bench/h200.sh variants          (there) reassemble once, install; bench/cuda_step_variants.py
+#   bench/h200.sh settings          (there) reassemble once, install; laya bench and the replay under
+#                                   each MLX CUDA-graph setting and bf16 activations
+#   bench/h200.sh qmv               (there) reassemble once, install; bench/cuda_qmv_kernel.py, then
+#                                   laya bench (default model, Qwen3-8B shape) and the replay as they are
+# variants and settings can follow each other on one warm machine (the second finds the bundle
+# unpacked); they leave their files in $OUT/results.tar (a call brings back at most 8 files).
 set -euo pipefail
 S=/root/stash
 SITE=/root/site
@@ -31,13 +38,101 @@ case "$1" in
       --only-binary=:all: --platform manylinux_2_35_x86_64 --python-version 3.12 -d "$W" mlx==0.32.2
     cp "${XDG_CACHE_HOME:-$HOME/.cache}/laya/models/SmolLM2-135M-Instruct.Q4_1.gguf" "$W/"
     cp bench/tokenizer-bytes-384.json "$W/tokenizer.json"
-    strip -o "$W/laya" target/release/laya
+    cp .deps/lexicon/en.tsv "$W/en.tsv"
+    strip -o "$W/laya" "${CARGO_TARGET_DIR:-target}/release/laya"
     tar -C "$W" -cf "$W/bundle.tar" laya mlx-0.32.2-cp312-cp312-manylinux_2_35_x86_64.whl \
-      "$CUDA_WHL" tokenizer.json SmolLM2-135M-Instruct.Q4_1.gguf
+      "$CUDA_WHL" tokenizer.json SmolLM2-135M-Instruct.Q4_1.gguf en.tsv
     (cd "$W" && sha256sum bundle.tar >bundle.sha256 && rm -f bundle.part* && split -d -n 4 bundle.tar bundle.part && rm bundle.tar)
     ls -la "$W"/bundle.*
     ;;
   stash) shift; cp "$@" "$S/"; ls -la "$S" ;;
+  variants|settings|qmv)
+    if [ ! -x "$S/laya" ]; then
+      cat "$S"/bundle.part00 "$S"/bundle.part01 "$S"/bundle.part02 .whl/bundle.part03 >"$S/bundle.tar"
+      (cd "$S" && sha256sum -c bundle.sha256 && tar -xf bundle.tar && rm bundle.tar bundle.part0*)
+      echo "335094ccd1c0c6dc3e09c8caba207c8180602bacc0c38ba20c1d81e9456ab394  $S/mlx_cuda_13-0.32.2-py3-none-manylinux_2_35_x86_64.whl" | sha256sum -c -
+      python3 -m pip install -q --no-index --no-deps --no-compile --target $SITE "$S"/mlx-0.32.2-*.whl "$S"/mlx_cuda_13-*.whl
+      chmod +x "$S/laya"
+    fi
+    env_setup
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
+    W=/root/work; mkdir -p "$W"
+    snap() { tar -C "$W" -cf "$OUT/results.tar" . || true; }
+    here=$(dirname "$0")
+    if [ "$1" = qmv ]; then
+      M=$S/SmolLM2-135M-Instruct.Q4_1.gguf; L=$S/laya
+      PYTHONUNBUFFERED=1 timeout 200 python3 "$here/cuda_qmv_kernel.py" 2>&1 | tee "$W/qmv.txt" || echo "qmv: exit $?"
+      snap
+      LAYA_LOG=debug "$L" doctor --model "$M" >"$W/doctor.txt" 2>&1 || true
+      grep -E 'GPU check  |activations' "$W/doctor.txt" || true
+      timeout 60 "$L" bench --model "$M" --peers none --reps 30 --out "$W/smollm2.json" >"$W/smollm2.txt" 2>&1 || echo "bench: exit $?"
+      tail -9 "$W/smollm2.txt"; snap
+      timeout 100 python3 bench/random_checkpoint.py --shape qwen3-8b --tokenizer "$S/tokenizer.json" --out /root/qwen3-8b || echo "checkpoint: exit $?"
+      timeout 100 "$L" bench --model /root/qwen3-8b --peers none --reps 20 --only decode_64,decode_512,score_8 \
+        --out "$W/qwen3-8b.json" >"$W/qwen3-8b.txt" 2>&1 || echo "bench: exit $?"
+      tail -9 "$W/qwen3-8b.txt"; snap
+      for r in 1 2; do
+        LAYA_MODEL="$M" LAYA_LEXICON="$S/en.tsv" timeout 75 "$L" bench --replay --chars 500 --out "$W/replay-$r.json" \
+          >"$W/replay-$r.txt" 2>&1 || echo "replay: exit $?"
+        grep -E 'ghost text, per|engine jobs|forwards per ghost|suggestions shown' "$W/replay-$r.txt" || true; snap
+      done
+      exit 0
+    fi
+    if [ "$1" = variants ]; then
+      PYTHONUNBUFFERED=1 timeout 500 python3 "$here/cuda_step_variants.py" "$W/variants.jsonl" | tee "$W/variants.txt" || echo "variants: exit $?"
+      snap; exit 0
+    fi
+    M=$S/SmolLM2-135M-Instruct.Q4_1.gguf; L=$S/laya
+    # bench NAME VARS: laya bench on the default model under VARS (MLX reads its variables once
+    # per process), with the load-time GPU check's verdict from laya doctor.
+    bench() {
+      echo "== $1 ($2)"
+      env $2 LAYA_LOG=debug "$L" doctor --model "$M" >"$W/doctor-$1.txt" 2>&1 || true
+      grep -E 'activations|gpu check|GPU' "$W/doctor-$1.txt" | grep -v 'GPU check: layer' | head -6 || true
+      env $2 timeout 100 "$L" bench --model "$M" --peers none --reps 30 --out "$W/smollm2-$1.json" >"$W/smollm2-$1.txt" 2>&1 || echo "bench: exit $?"
+      show "$W/smollm2-$1.json"
+      snap
+    }
+    show() {
+      python3 -c 'import json,sys; w=json.load(open(sys.argv[1]))["engines"]["laya"]["workloads"]; print("  "+"  ".join("%s %.2f" % (k, v["median_ms"]) for k,v in sorted(w.items())))' "$1" || true
+    }
+    # fastest NAME...: the one whose decode_64 + score_8 medians sum lowest.
+    fastest() {
+      python3 -c 'import json,sys
+t={n: sum(json.load(open(f"{sys.argv[1]}/smollm2-{n}.json"))["engines"]["laya"]["workloads"][k]["median_ms"] for k in ("decode_64","score_8")) for n in sys.argv[2:]}
+print(min(t, key=t.get))' "$W" "$@"
+    }
+    declare -A V=([default]="" [graphs-off]="MLX_USE_CUDA_GRAPHS=0"
+      [ops-100]="MLX_MAX_OPS_PER_BUFFER=100 MLX_MAX_MB_PER_BUFFER=1000000"
+      [ops-1000]="MLX_MAX_OPS_PER_BUFFER=1000 MLX_MAX_MB_PER_BUFFER=1000000")
+    for n in default graphs-off ops-100 ops-1000; do bench $n "${V[$n]}"; done
+    best=$(fastest default graphs-off ops-100 ops-1000); echo "fastest MLX setting: $best"
+    B=${V[$best]}
+    # bf16 activations under that setting: used only if the load-time check agrees (doctor says).
+    # (The recorded run, at f180d98, also tried LAYA_GPU_STACK=1, since removed: MLX aborted.)
+    V[bf16]="$B LAYA_GPU_DTYPE=bf16"
+    bench bf16 "${V[bf16]}"
+    timeout 150 python3 bench/random_checkpoint.py --shape qwen3-8b --tokenizer "$S/tokenizer.json" --out /root/qwen3-8b
+    names=(default); [ "$best" != default ] && names+=("$best")
+    for n in "${names[@]}"; do
+      echo "== qwen3-8b, $n (${V[$n]})"
+      env ${V[$n]} timeout 100 "$L" bench --model /root/qwen3-8b --peers none --reps 20 --only decode_64,decode_512,score_8 \
+        --out "$W/qwen3-8b-$n.json" >"$W/qwen3-8b-$n.txt" 2>&1 || echo "bench: exit $?"
+      show "$W/qwen3-8b-$n.json"
+      snap
+    done
+    # The replay (500 characters at 100 ms a key): the fastest setting first (a fresh shape's
+    # kernels compile on their first use), then the default, then the fastest again.
+    i=0
+    for n in "$best" default "$best"; do
+      i=$((i + 1))
+      echo "== replay $i, $n (${V[$n]})"
+      env ${V[$n]} LAYA_MODEL="$M" LAYA_LEXICON="$S/en.tsv" timeout 100 "$L" bench --replay --chars 500 --out "$W/replay-$i-$n.json" \
+        >"$W/replay-$i-$n.txt" 2>&1 || echo "replay: exit $?"
+      grep -E 'ghost text, per|engine jobs|suggestions shown' "$W/replay-$i-$n.txt"
+      snap
+    done
+    ;;
   all|more)
     cat "$S"/bundle.part00 "$S"/bundle.part01 "$S"/bundle.part02 .whl/bundle.part03 >"$S/bundle.tar"
     (cd "$S" && sha256sum -c bundle.sha256 && tar -xf bundle.tar && rm bundle.tar bundle.part0*)

@@ -45,6 +45,15 @@ fn read() -> Edge {
         cpu_kernels: laya_model::cpu_kernels::available() && var("LAYA_CPU_KERNELS").as_deref() != Some("0"),
         check_gpu: var("LAYA_ALLOW_CUDA").as_deref() != Some("1"),
         kernels: KernelOptions { isa: parsed("LAYA_CPU_ISA"), threads: parsed("LAYA_THREADS").filter(|&n: &usize| n > 0) },
+        gpu_dtype: var("LAYA_GPU_DTYPE").and_then(|v| match v.as_str() {
+            "f32" => Some(laya_model::Dtype::Float32),
+            "f16" => Some(laya_model::Dtype::Float16),
+            "bf16" => Some(laya_model::Dtype::Bfloat16),
+            _ => {
+                eprintln!("laya: ignoring LAYA_GPU_DTYPE={v:?}: expected f32, f16 or bf16");
+                None
+            }
+        }),
     };
     // The pinyin dictionary: `LAYA_PINYIN_DICT`, else `.deps/pinyin/zh.tsv` beside the binary's
     // repository (or install prefix), else under the current directory.

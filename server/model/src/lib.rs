@@ -23,6 +23,7 @@ mod weights;
 pub use cache::{KvCache, STEP as KV_STEP};
 pub use config::{Arch, Gemma, ModelConfig, Rope};
 pub use error::{ModelError, Result};
+pub use mlx_rs::Dtype;
 pub use model::{CachedRows, CandidateScore, Format, LoadOptions, Model, ModelInfo, Prefill};
 pub use paths::{
     default_model_path_in, multilingual_model_path_in, xdg_home, ModelChoice, ModelLocations, DEFAULT_MODEL_FILE, MULTILINGUAL_MODEL_FILE,

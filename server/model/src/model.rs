@@ -97,10 +97,15 @@ fn on_cpu() -> bool {
 
 /// The dtype activations use: f32 on the CPU, where MLX's 4-bit kernels are 40x slower with f16
 /// inputs; on a GPU the checkpoint's own float type, as mlx-lm does: its norms' dtype promotes the
-/// activations (f32 for GGUF files, whose norms are f32: SmolLM2's residual stream overflows f16).
-fn compute_dtype(checkpoint: Dtype) -> Dtype {
+/// activations (f32 for GGUF files, whose norms are f32: SmolLM2's residual stream overflows f16),
+/// unless `gpu_dtype` asks for another there.
+fn compute_dtype(checkpoint: Dtype, gpu_dtype: Option<Dtype>) -> Dtype {
     match mlx_rs::Device::try_default().and_then(|d| d.get_type()) {
-        Ok(mlx_rs::DeviceType::Gpu) if matches!(checkpoint, Dtype::Float16 | Dtype::Bfloat16) => checkpoint,
+        Ok(mlx_rs::DeviceType::Gpu) => match gpu_dtype {
+            Some(d) => d,
+            None if matches!(checkpoint, Dtype::Float16 | Dtype::Bfloat16) => checkpoint,
+            None => Dtype::Float32,
+        },
         _ => Dtype::Float32,
     }
 }
@@ -118,11 +123,14 @@ pub struct LoadOptions {
     /// How Laya's CPU kernels run (instruction set, threads): once per process, so every model
     /// of a process must ask for the same.
     pub kernels: crate::cpu_kernels::KernelOptions,
+    /// On a GPU, the activation dtype (None: the checkpoint's, f32 for GGUF files; the binary sets
+    /// it from LAYA_GPU_DTYPE). The CPU always computes in f32.
+    pub gpu_dtype: Option<Dtype>,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default() }
+        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default(), gpu_dtype: None }
     }
 }
 
@@ -172,7 +180,8 @@ impl Model {
         if cpu_kernels {
             crate::cpu_kernels::configure(options.kernels)?;
         }
-        let (config, tokenizer, weights, format) = if meta.is_dir() { load_mlx_lm(path, cpu_kernels)? } else { load_gguf(path, cpu_kernels)? };
+        let (config, tokenizer, weights, format) =
+            if meta.is_dir() { load_mlx_lm(path, cpu_kernels, options.gpu_dtype)? } else { load_gguf(path, cpu_kernels, options.gpu_dtype)? };
         let info = ModelInfo {
             path: path.to_path_buf(),
             format,
@@ -684,19 +693,19 @@ fn eval_cache<'a>(cache: &'a KvCache, outputs: impl IntoIterator<Item = &'a Arra
     Ok(())
 }
 
-fn load_gguf(path: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+fn load_gguf(path: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
     let header = gguf::read_header(path)?;
     let config = ModelConfig::from_gguf(path, &header)?;
     let tokenizer = Tokenizer::from_gguf(path, &header)?;
     check_vocab(path, &config, &tokenizer)?;
     let tensors = gguf_tensors::read_tensors(path, &header)?;
     let checkpoint = tensors.get("output_norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float32);
-    let dtype = compute_dtype(checkpoint);
+    let dtype = compute_dtype(checkpoint, gpu_dtype);
     let weights = Loader { path, tensors, dtype, cpu_kernels }.load(&config, &GGUF_NAMES)?;
     Ok((config, tokenizer, weights, Format::Gguf))
 }
 
-fn load_mlx_lm(dir: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
+fn load_mlx_lm(dir: &Path, cpu_kernels: bool, gpu_dtype: Option<Dtype>) -> Result<(ModelConfig, Tokenizer, Weights, Format)> {
     let config_path = dir.join("config.json");
     if !config_path.is_file() {
         return Err(ModelError::NotFound {
@@ -731,7 +740,7 @@ fn load_mlx_lm(dir: &Path, cpu_kernels: bool) -> Result<(ModelConfig, Tokenizer,
     }
     let checkpoint = tensors.get("model.norm.weight").map(|a| a.dtype()).unwrap_or(Dtype::Float16);
     let names = if config.arch == Arch::Gemma3 { &crate::gemma::MLX_LM_NAMES } else { &MLX_LM_NAMES };
-    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint), cpu_kernels }.load(&config, names)?;
+    let weights = Loader { path: dir, tensors, dtype: compute_dtype(checkpoint, gpu_dtype), cpu_kernels }.load(&config, names)?;
     Ok((config, tokenizer, weights, Format::MlxLm))
 }
 

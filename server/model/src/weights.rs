@@ -140,10 +140,11 @@ pub(crate) struct Projections {
 
 impl Projections {
     fn new(parts: Vec<Linear>, sizes: Vec<i32>) -> Result<Self> {
-        // Only where Laya's CPU kernels run (stacking saves per-node overhead there). On an H200,
-        // MLX CUDA gives wrong results for stacked projections: the load-time GPU check found the
-        // forward parting from the CPU's at layer 8 (0.14 relative; docs/benchmarks.md, "On the H200").
-        // So the GPU keeps mlx-lm's separate projections.
+        // Only where Laya's CPU kernels run (stacking saves per-node overhead there). On CUDA, MLX
+        // 0.32.2 gives wrong results for stacked projections (the load-time GPU check found the
+        // forward parting from the CPU's at layer 8, 0.14 relative) or aborts the process with an
+        // illegal memory access (on an H100, 2026-12-06; docs/benchmarks.md, "On the H200"). So the
+        // GPU keeps mlx-lm's separate projections.
         let on_laya_cpu = parts.iter().all(|p| p.laya_parts().is_some());
         let fused = if on_laya_cpu { Linear::stack(&parts)? } else { None };
         Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes })
