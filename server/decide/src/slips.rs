@@ -159,3 +159,67 @@ pub(crate) fn inflections(lexicon: &Lexicon, word: &str) -> Vec<String> {
     }
     out
 }
+
+/// Determiners that ask for a singular noun after them ("a previous variables" is a slip).
+/// Not "that" or "one": "the code that runs", "one finds that" are no slips.
+const SINGULAR_DETERMINERS: &[&str] = &["a", "an", "another", "each", "every", "this", "either", "neither"];
+/// Determiners that ask for a plural noun ("multiple part of the program", "these primitive").
+const PLURAL_DETERMINERS: &[&str] =
+    &["these", "those", "many", "several", "multiple", "few", "both", "various", "numerous", "two", "three", "four", "five"];
+/// Words between a determiner and its noun that end the search: they start or end a phrase of
+/// their own ("each of the", "that is", "a lot").
+const NOT_MODIFIERS: &[&str] = &[
+    "of", "the", "to", "in", "on", "for", "with", "at", "by", "from", "and", "or", "but", "is", "are", "was", "were", "be", "been", "it",
+    "its", "as", "not", "no", "lot", "so", "than", "then", "more", "most", "other", "same", "such", "we", "you", "they", "he", "she",
+];
+/// Most words between a determiner and the noun it agrees with ("a previous variables": one).
+const MODIFIERS: usize = 2;
+
+/// The other grammatical number of the word at `spans[i]` when a determiner before it asks for
+/// that number and the word has the wrong one: "lines" after "that", "part" after "multiple",
+/// "variables" after "a previous". Only lowercase words, with nothing but spaces and up to
+/// MODIFIERS lowercase words between them (which may be adjectives) and no word that starts a
+/// phrase of its own. These are the agreement slips a determiner makes visible; the model
+/// still decides whether the other number reads better (see `SpellerOptions::agreement_margin`).
+pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)], i: usize) -> Vec<String> {
+    let word = &text[spans[i].0..spans[i].1];
+    if !word.chars().all(|c| c.is_ascii_lowercase()) {
+        return vec![];
+    }
+    let mut want_plural = None;
+    for j in (i.saturating_sub(MODIFIERS + 1)..i).rev() {
+        let gap = &text[spans[j].1..spans[j + 1].0];
+        if gap.is_empty() || !gap.chars().all(|c| c == ' ') {
+            break;
+        }
+        let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
+        if SINGULAR_DETERMINERS.contains(&prev.as_str()) {
+            want_plural = Some(false);
+            break;
+        }
+        if PLURAL_DETERMINERS.contains(&prev.as_str()) {
+            want_plural = Some(true);
+            break;
+        }
+        // Not a plural noun itself ("previous", "various" and "less" are no plurals).
+        let singular = !prev.ends_with('s') || ["ous", "ss", "us", "is"].iter().any(|e| prev.ends_with(e));
+        let modifier = prev.chars().all(|c| c.is_ascii_lowercase()) && singular && !NOT_MODIFIERS.contains(&prev.as_str());
+        if !modifier {
+            break;
+        }
+    }
+    let Some(want_plural) = want_plural else { return vec![] };
+    // A plural here is a form that adds to the singular ("line" -> "lines", "property" ->
+    // "properties"); "basis" -> "bases" and "parenthesis" -> "parentheses" swap an ending instead.
+    let sibilant = |w: &str| ["s", "x", "z", "ch", "sh", "o"].iter().any(|e| w.ends_with(e));
+    let plural_of = |singular: &str, plural: &str| {
+        plural.strip_suffix('s') == Some(singular)
+            || plural.strip_suffix("es") == Some(singular) && sibilant(singular)
+            || plural.strip_suffix("ies").is_some_and(|s| singular.strip_suffix('y') == Some(s))
+            || plural.strip_suffix("es").is_some_and(|s| singular.strip_suffix("is") == Some(s))
+    };
+    inflections(lexicon, word)
+        .into_iter()
+        .filter(|f| if want_plural { plural_of(word, f) } else { plural_of(f, word) })
+        .collect()
+}

@@ -12,7 +12,7 @@ use laya_text::{prose_mask, words};
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
-use crate::slips::{common_slip, inflections, CONFUSION_SETS, REDUPLICATED};
+use crate::slips::{agreement_forms, common_slip, inflections, CONFUSION_SETS, REDUPLICATED};
 use crate::{DecideError, Result};
 
 /// How many edits' worth of difference a suggestion may have from the typed word.
@@ -39,6 +39,15 @@ const SOUND_CANDIDATES: usize = 200;
 const SOUND_LETTERS: usize = 4;
 /// Candidates of a misspelling the model scores in context.
 const CONTEXT_CANDIDATES: usize = 10;
+/// Shortest word whose common neighbours one slip away are candidates, the least ln prior of
+/// such a neighbour, and how many of them (commonest first).
+const NEIGHBOUR_LETTERS: usize = 3;
+const NEIGHBOUR_PRIOR: f32 = -11.0;
+const NEIGHBOURS: usize = 3;
+/// A neighbour is scored only where its first token is less than this many nats behind the
+/// written word's: a slip leaves a word less likely than the one meant, so where the written
+/// word is far ahead before the text after it is read, the neighbour is not worth a forward.
+const NEIGHBOUR_SLACK: f32 = 2.0;
 /// Words of right context appended to every candidate.
 const RIGHT_WORDS: usize = 4;
 
@@ -70,6 +79,14 @@ pub struct SpellerOptions {
     /// 4 for 4, 6 finds 1 for 2, 8 finds 1 for 1; and every check takes about twice as long
     /// (most nouns and verbs become contested). Worth trying again with a larger model.
     pub inflection_margin: f32,
+    /// The margin for the other grammatical number where a determiner before the word asks for
+    /// it ("that lines", "multiple part", "a previous variables"; see
+    /// [`crate::slips::agreement_forms`]). The determiner is evidence of its own, so this is
+    /// lower than `inflection_margin`.
+    pub agreement_margin: f32,
+    /// The margin for a common word one slip away from a correct-looking one ("every" for
+    /// "ever", "many" for "may"), in no confusion set. Infinite asks about none.
+    pub neighbour_margin: f32,
     /// A word that sounds like what was typed (see `phonetic.rs`) is ranked as though the slip
     /// had at least this log-likelihood under the error model (ln): spelling by ear is a slip
     /// of its own, however many letters it changes. Negative infinity turns sound-alikes off.
@@ -88,6 +105,8 @@ impl Default for SpellerOptions {
             uncontested_nats: 8.0,
             channel_weight: 2.0,
             inflection_margin: f32::INFINITY,
+            agreement_margin: 3.0,
+            neighbour_margin: f32::INFINITY,
             sound_loglik: -12.0,
             non_word_margin: 2.0,
         }
@@ -300,7 +319,7 @@ impl Speller {
                 .filter(|(k, _)| found[*k].is_none())
                 .filter_map(|(k, ask)| {
                     let right = corrected(text, ask.end, ask.reach, &fixes)?;
-                    Some((k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), ..*ask }))
+                    Some((k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), special: ask.special.clone(), ..*ask }))
                 })
                 .collect();
             if again.is_empty() {
@@ -359,13 +378,24 @@ impl Speller {
                     && !skip(word)
                 {
                     let cands = vec![(word.to_string(), 0.0), (String::new(), 0.0)];
-                    asks.push(Ask { start, end, kind: IssueKind::Repeated, cands, own: 0, right: Cow::Borrowed(right), reach, uncontested: None });
+                    asks.push(Ask {
+                        start,
+                        end,
+                        kind: IssueKind::Repeated,
+                        cands,
+                        own: 0,
+                        right: Cow::Borrowed(right),
+                        reach,
+                        uncontested: None,
+                        special: vec![],
+                    });
                     continue;
                 }
             }
             if self.leave_alone(text, start, word) || skip(word) {
                 continue;
             }
+            let mut special: Vec<Special> = vec![];
             let (kind, cands, uncontested) = if !self.is_known(word) {
                 if !with_model {
                     let suggestions = self.suggest(word, 5);
@@ -393,6 +423,22 @@ impl Speller {
                         }
                     }
                 }
+                if self.opts.agreement_margin.is_finite() {
+                    let margin = self.opts.agreement_margin;
+                    special.extend(agreement_forms(&self.lexicon, text, &spans, i).into_iter().map(|word| Special { word, margin, prune: false }));
+                }
+                if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word {
+                    let near = self.lexicon.near(&lower, 1.0);
+                    let mut common: Vec<_> = near.into_iter().filter(|n| n.log_prior > NEIGHBOUR_PRIOR && n.word.chars().all(|c| c.is_ascii_lowercase())).collect();
+                    common.sort_by(|a, b| b.log_prior.total_cmp(&a.log_prior));
+                    let margin = self.opts.neighbour_margin;
+                    special.extend(common.into_iter().take(NEIGHBOURS).map(|n| Special { word: n.word, margin, prune: true }));
+                }
+                for form in special.iter().map(|s| &s.word) {
+                    if !others.contains(form) {
+                        others.push(form.clone());
+                    }
+                }
                 if others.is_empty() {
                     continue;
                 }
@@ -401,7 +447,7 @@ impl Speller {
                 (IssueKind::RealWord, cands, Some(self.opts.uncontested_nats))
             };
             let own = if kind == IssueKind::Misspelling { cands.len() - 1 } else { 0 };
-            asks.push(Ask { start, end, kind, cands, own, right: Cow::Borrowed(right), reach, uncontested });
+            asks.push(Ask { start, end, kind, cands, own, right: Cow::Borrowed(right), reach, uncontested, special });
         }
         Ok(asks)
     }
@@ -555,7 +601,10 @@ impl Speller {
                 let best = scored.first()?;
                 let (typed, meant) = (word.to_lowercase(), best.word.to_lowercase());
                 let confused = self.confusions.get(typed.as_str()).is_some_and(|o| o.contains(&meant.as_str()));
-                let margin = if !confused {
+                let special = ask.special.iter().filter(|s| s.word == meant).map(|s| s.margin).fold(f32::INFINITY, f32::min);
+                let margin = if !confused && special.is_finite() {
+                    special
+                } else if !confused {
                     self.opts.inflection_margin
                 } else if common_slip(&typed, &meant) {
                     self.opts.real_word_margin - self.opts.common_prior_nats
@@ -641,12 +690,28 @@ impl Speller {
             // The empty candidate (a doubled word dropped) takes its leading space with it.
             .map(|(w, _)| model.tokenizer.encode(&if w.is_empty() { ask.right.to_string() } else { format!("{lead}{w}{}", ask.right) }))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        if let Some(nats) = ask.uncontested.filter(|n| n.is_finite()) {
+        // Which candidates are scored: all, but where the first tokens already decide.
+        let mut keep = vec![true; toks.len()];
+        let neighbours = ask.special.iter().any(|s| s.prune);
+        if ask.uncontested.is_some_and(f32::is_finite) || neighbours {
             let lp = model.next_logprobs(cache)?;
             let first = |t: &[u32]| t.first().and_then(|&id| lp.get(id as usize).copied()).unwrap_or(f32::NEG_INFINITY);
-            let own = first(&toks[0]);
-            if toks[1..].iter().all(|t| t.first() != toks[0].first() && first(t) + nats <= own) {
-                return Ok(vec![Correction { word: ask.cands[0].0.clone(), score: own }]);
+            let own = first(&toks[ask.own]);
+            if let Some(nats) = ask.uncontested.filter(|n| n.is_finite()) {
+                if toks[1..].iter().all(|t| t.first() != toks[0].first() && first(t) + nats <= own) {
+                    return Ok(vec![Correction { word: ask.cands[0].0.clone(), score: own }]);
+                }
+            }
+            // A common word one slip away is asked about only where its first token is about
+            // as likely as the written word's (see NEIGHBOUR_SLACK).
+            for (i, (w, _)) in ask.cands.iter().enumerate() {
+                let pruned = ask.special.iter().any(|s| s.prune && s.word == w.to_lowercase());
+                if pruned && toks[i].first() != toks[ask.own].first() && first(&toks[i]) + NEIGHBOUR_SLACK <= own {
+                    keep[i] = false;
+                }
+            }
+            if keep.iter().filter(|&&k| k).count() == 1 {
+                return Ok(vec![Correction { word: ask.cands[ask.own].0.clone(), score: own }]);
             }
         }
         // The word as written: its log-probs read off the written text's cache, in the same head
@@ -659,16 +724,24 @@ impl Speller {
             }
             _ => None,
         };
-        let totals: Vec<f32> = match own_rows {
+        let scored: Vec<usize> = (0..toks.len()).filter(|&i| keep[i]).collect();
+        let mut totals = vec![f32::NEG_INFINITY; toks.len()];
+        match own_rows {
             Some(rows) => {
-                let others: Vec<Vec<u32>> = toks.iter().enumerate().filter(|(i, _)| *i != ask.own).map(|(_, t)| t.clone()).collect();
+                let others: Vec<Vec<u32>> = scored.iter().filter(|&&i| i != ask.own).map(|&i| toks[i].clone()).collect();
                 let (scores, own_lp) = model.score_with_cached(cache, &others, rows)?;
-                let own: f32 = own_lp.iter().sum();
-                let mut rest = scores.into_iter().map(|s| s.total);
-                (0..toks.len()).map(|i| if i == ask.own { own } else { rest.next().unwrap_or(f32::NEG_INFINITY) }).collect()
+                totals[ask.own] = own_lp.iter().sum();
+                for (&i, s) in scored.iter().filter(|&&i| i != ask.own).zip(scores) {
+                    totals[i] = s.total;
+                }
             }
-            None => model.score(cache, &toks)?.into_iter().map(|s| s.total).collect(),
-        };
+            None => {
+                let these: Vec<Vec<u32>> = scored.iter().map(|&i| toks[i].clone()).collect();
+                for (&i, s) in scored.iter().zip(model.score(cache, &these)?) {
+                    totals[i] = s.total;
+                }
+            }
+        }
         let mut out: Vec<Correction> =
             ask.cands.iter().zip(totals).map(|((w, cost), total)| Correction { word: w.clone(), score: total - LAMBDA_CONTEXT * cost }).collect();
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
@@ -692,6 +765,20 @@ struct Ask<'a> {
     reach: usize,
     /// For a correct-looking word: see [`SpellerOptions::uncontested_nats`].
     uncontested: Option<f32>,
+    /// Candidates of a correct-looking word that are in no confusion set, with the margin each
+    /// must clear (lowercase): the other number where a determiner asks for it, common words
+    /// one slip away.
+    special: Vec<Special>,
+}
+
+/// A candidate of a correct-looking word with a margin of its own (see [`Ask::special`]).
+#[derive(Clone)]
+struct Special {
+    /// Lowercase.
+    word: String,
+    margin: f32,
+    /// Dropped unscored when its first token is well behind the written word's (NEIGHBOUR_SLACK).
+    prune: bool,
 }
 
 /// The context of a word with nothing before it: the start of a paragraph.
@@ -844,6 +931,7 @@ mod tests {
             right: Cow::Borrowed(""),
             reach: end,
             uncontested: None,
+            special: vec![],
         };
         let asks: Vec<Ask> = [(0, 5), (16, 22), (28, 33), (39, 45)].iter().map(|&(s, e)| ask(s, e)).collect();
         assert_eq!(stretch_bases(text, &asks, 100), [0, 0, 0, 0], "a short text is one stretch, as before");

@@ -98,3 +98,35 @@ fn words_spelled_by_ear_find_the_word_meant() {
         assert!(got.iter().any(|c| c.word == meant), "{typed}: {got:?}");
     }
 }
+
+/// Real words that are slips: the other number where a determiner asks for it ("a previous
+/// variables"), and a common word one slip from the one meant ("there many be"). Meant uses of
+/// the same words, and a determiner's noun read as a modifier ("each command ensures"), are left
+/// alone.
+#[test]
+fn real_word_slips_beyond_the_confusion_sets_are_found() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = Model::load(&default_model_path()).expect("the default model loads");
+    let s = speller();
+    let flagged = |text: &str| -> Vec<(String, String)> {
+        let issues = s.check(Some(&model), &mut KvCache::new(), text, 0, &|_| false, &|| false).unwrap();
+        issues
+            .into_iter()
+            .filter(|i| i.kind == laya_decide::IssueKind::RealWord)
+            .map(|i| (i.word, i.suggestions.first().map(|c| c.word.clone()).unwrap_or_default()))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| vec![(a.to_string(), b.to_string())];
+    assert_eq!(flagged("This is the same name as a previous variables, and the new one wins."), pair("variables", "variable"));
+    assert_eq!(flagged("It is a domain that multiple part of the program might need to share."), pair("part", "parts"));
+    assert_eq!(flagged("This API is suggested, though in some cases there many be open questions."), pair("many", "may"));
+    assert_eq!(flagged("This is because it wold be impossible to implement the trait."), pair("wold", "would"));
+    for clean in [
+        "Each command ensures that the work done is the same.",
+        "I read the lines that lines up with the others.",
+        "Each of these functions takes a value, and many of them return one.",
+        "She has a few friends and two cats, and they may be home soon.",
+    ] {
+        assert_eq!(flagged(clean), vec![], "{clean}");
+    }
+}
