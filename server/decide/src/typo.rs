@@ -78,6 +78,17 @@ pub struct SpellerOptions {
     /// from the lexicon as written, for that word to be flagged; each unit of edit cost takes
     /// LAMBDA_FLAG nats off the near word.
     pub non_word_margin: f32,
+    /// The least log-likelihood (ln, under the learned error model) of the slip from a near word
+    /// to what was typed, for the context's preference for that word to flag it: below it no
+    /// slip a writer makes explains the spelling, and the word is a coined name the model cannot
+    /// predict ("noclobber" is not "clobber", "Condvar" not "Condor").
+    pub slip_floor: f32,
+    /// A word missing from the lexicon is also flagged when a near word's log-probability in
+    /// context, less its own, plus the slip's log-likelihood under the error model reaches this
+    /// (the noisy channel): a likely slip needs little or no help from the context. The model
+    /// reads many misspellings as predictable ("often a desireable feature", "Vectors are
+    /// homogenous"), and the margin above lets them through.
+    pub likely_slip_margin: f32,
 }
 
 impl Default for SpellerOptions {
@@ -90,6 +101,8 @@ impl Default for SpellerOptions {
             inflection_margin: f32::INFINITY,
             sound_loglik: -12.0,
             non_word_margin: 2.0,
+            slip_floor: -14.0,
+            likely_slip_margin: -3.0,
         }
     }
 }
@@ -522,16 +535,22 @@ impl Speller {
         let issue = |kind, suggestions| Some(Issue { start: ask.start, end: ask.end, word: word.to_string(), kind, suggestions });
         match ask.kind {
             IssueKind::Misspelling => {
-                // Whether it is a slip at all: how much better the likeliest near word explains
-                // the text than the word as written, with a lighter edit penalty than the one
-                // that orders the corrections among themselves.
+                // Whether it is a slip at all: some near word explains the text better than the
+                // word as written by the margin, with a lighter edit penalty than the one that
+                // orders the corrections among themselves, and a slip a writer makes leads from
+                // it to what was typed; or the slip is likely enough that the context need not
+                // prefer the word by much (see SpellerOptions::likely_slip_margin).
                 let cost_of = |w: &str| ask.cands.iter().find(|c| c.0 == w).map_or(0.0, |c| c.1);
-                let best_fit = scored
-                    .iter()
-                    .filter(|c| c.word != word)
-                    .map(|c| c.score + (LAMBDA_CONTEXT - LAMBDA_FLAG) * cost_of(&c.word))
-                    .fold(f32::NEG_INFINITY, f32::max);
-                if best_fit - own < self.opts.non_word_margin {
+                let channel = ErrorModel::builtin();
+                let slip_of = |c: &Correction| {
+                    // How much likelier the text is with the near word (nats), and how likely
+                    // the slip from it to what was typed is.
+                    let lift = c.score + LAMBDA_CONTEXT * cost_of(&c.word) - own;
+                    let slip = channel.log_likelihood(word, &c.word);
+                    (lift - LAMBDA_FLAG * cost_of(&c.word) >= self.opts.non_word_margin && slip >= self.opts.slip_floor)
+                        || lift + slip >= self.opts.likely_slip_margin
+                };
+                if !scored.iter().filter(|c| c.word != word).any(slip_of) {
                     return None;
                 }
                 issue(IssueKind::Misspelling, scored.into_iter().filter(|c| c.word != word).collect())

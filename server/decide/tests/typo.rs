@@ -98,3 +98,35 @@ fn words_spelled_by_ear_find_the_word_meant() {
         assert!(got.iter().any(|c| c.word == meant), "{typed}: {got:?}");
     }
 }
+
+/// The issues `speller` finds in `text` with the default model: (word, first suggestion).
+fn flags(model: &Model, text: &str) -> Vec<(String, String)> {
+    let issues = speller().check(Some(model), &mut KvCache::new(), text, 0, &|_: &str| false, &|| false).unwrap();
+    issues.into_iter().map(|i| (i.word, i.suggestions.first().map_or(String::new(), |c| c.word.clone()))).collect()
+}
+
+fn model() -> Model {
+    let path = default_model_path();
+    assert!(path.exists(), "the default model is missing at {}: run `make model`", path.display());
+    Model::load(&path).expect("the default model loads")
+}
+
+/// A word missing from the lexicon one likely slip from a word (the learned error model) is
+/// flagged even where the model finds it predictable in context; a word no likely slip explains
+/// is a name or a term, however unpredictable (issue 25).
+#[test]
+fn a_likely_slip_is_flagged_in_context_and_a_coined_name_is_not() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    for (text, typo, meant) in [
+        ("This is an important point. Vectors are homogenous: they may store many values,", "homogenous", "homogeneous"),
+        ("authenication.  See SourceForge bug 1234 for details.", "authenication", "authentication"),
+        ("iterator cleanup is often a desireable feature", "desireable", "desirable"),
+    ] {
+        let got = flags(&model, text);
+        assert_eq!(got, [(typo.to_string(), meant.to_string())], "{text}");
+    }
+    for text in ["The ref ban applies to noclobber mode as well.", "This release reduces the overhead of callsite registration by using new tracing-core APIs."] {
+        assert_eq!(flags(&model, text), [], "{text}");
+    }
+}
