@@ -376,7 +376,7 @@ impl Speller {
                     continue;
                 }
             }
-            if self.leave_alone(text, start, word) || skip(word) {
+            if self.leave_alone(text, start, word) || skip(word) || self.known_across_emphasis(text, &spans, i) {
                 continue;
             }
             let (kind, cands, uncontested) = if !self.is_known(word) {
@@ -406,7 +406,11 @@ impl Speller {
                         }
                     }
                 }
-                if others.is_empty() {
+                // The last word of a text that stops mid-sentence (a line cut short, the word
+                // the writer has just typed) has nothing after it to tell one word of a set from
+                // another: "a call to panic, an" is not "and" yet. (A line's last word inside a
+                // text has the next line after it.)
+                if others.is_empty() || text[end..].trim().is_empty() {
                     continue;
                 }
                 let mut cands: Vec<(String, f32)> = vec![(word.to_string(), 0.0)];
@@ -633,6 +637,23 @@ impl Speller {
         }
         // Non-ASCII words are outside an English lexicon's reach.
         !word.is_ascii() && !self.lexicon.contains(word)
+    }
+
+    /// Whether word `i` is a piece of a longer word that Markdown emphasis cuts up
+    /// ("**s**ubstitution", "sub*stitution*"), and the whole is a known word.
+    fn known_across_emphasis(&self, text: &str, spans: &[(usize, usize)], i: usize) -> bool {
+        let glued = |a: (usize, usize), b: (usize, usize)| {
+            let gap = &text[a.1..b.0];
+            !gap.is_empty() && gap.chars().all(|c| c == '*' || c == '_')
+        };
+        let (mut first, mut last) = (i, i);
+        while first > 0 && glued(spans[first - 1], spans[first]) {
+            first -= 1;
+        }
+        while last + 1 < spans.len() && glued(spans[last], spans[last + 1]) {
+            last += 1;
+        }
+        first != last && self.is_known(&spans[first..=last].iter().map(|&(s, e)| &text[s..e]).collect::<String>())
     }
 
     /// The memo's key of an ask: the model, the text around the word, the candidates.

@@ -130,3 +130,18 @@ fn a_likely_slip_is_flagged_in_context_and_a_coined_name_is_not() {
         assert_eq!(flags(&model, text), [], "{text}");
     }
 }
+
+/// A word Markdown emphasis cuts in pieces ("**s**ubstitution") is judged whole, and the last
+/// word of a text cut off mid-sentence is not taken for another word of its set: nothing after
+/// it says which was meant.
+#[test]
+fn pieces_of_a_word_and_a_sentence_cut_short_raise_no_false_alarm() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    let got = flags(&model, "**s**ubstitution of the pattren `foo` for `bar`, and that you are doing this");
+    assert_eq!(got, [("pattren".to_string(), "pattern".to_string())]);
+    let got = flags(&model, "because they are preceded by a return statement, a call to panic, an");
+    assert_eq!(got, [], "the last word has nothing after it");
+    let got = flags(&model, "I think its going to rain.");
+    assert_eq!(got, [("its".to_string(), "it's".to_string())], "a finished sentence is still checked");
+}
