@@ -291,7 +291,8 @@ impl Speller {
     /// Typos cluster ("I recieved teh letter"): a word judged with a slip in the words after it
     /// is judged on a text that is wrong either way, and may pass. So each word whose right
     /// context holds a flagged word is judged again with that word corrected (its best
-    /// suggestion), until no more words are flagged. The text before a word is the document's,
+    /// suggestion), until no more words are flagged; a word flagged already takes the
+    /// suggestions ranked on that text. The text before a word is the document's,
     /// as written: the cache holds it, and a word is rarely hidden by an error before it (the
     /// model reads on past one).
     fn judge(
@@ -304,16 +305,20 @@ impl Speller {
     ) -> Result<(Vec<Option<Issue>>, usize)> {
         let (scored, mut computed) = self.score_asks(model, cache, text, asks, interrupt)?;
         let mut found: Vec<Option<Issue>> = asks.iter().zip(scored).map(|(ask, scored)| self.decide(text, ask, scored)).collect();
+        // The right context each ask was last judged with, where it was corrected.
+        let mut judged_with: Vec<Option<String>> = vec![None; asks.len()];
         for _ in 0..CLUSTER_ROUNDS {
             let fixes: Vec<(usize, usize, &str)> =
                 found.iter().flatten().filter_map(|i| i.suggestions.first().map(|c| (i.start, i.end, c.word.as_str()))).collect();
+            // A word already flagged is judged again too: its suggestions are ranked on the
+            // text it would have once the slip after it is fixed ("recieved" before "teh letter"
+            // is "receive"; before "the letter", "received").
             let again: Vec<(usize, Ask)> = asks
                 .iter()
                 .enumerate()
-                .filter(|(k, _)| found[*k].is_none())
                 .filter_map(|(k, ask)| {
                     let right = corrected(text, ask.end, ask.reach, &fixes)?;
-                    Some((k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), ..*ask }))
+                    (judged_with[k].as_ref() != Some(&right)).then(|| (k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), ..*ask }))
                 })
                 .collect();
             if again.is_empty() {
@@ -324,9 +329,10 @@ impl Speller {
             computed += n;
             let mut more = false;
             for ((k, ask), scored) in again.iter().zip(scored) {
+                judged_with[*k] = Some(ask.right.to_string());
                 if let Some(i) = self.decide(text, ask, scored) {
+                    more |= found[*k].is_none();
                     found[*k] = Some(i);
-                    more = true;
                 }
             }
             if !more {
