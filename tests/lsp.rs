@@ -267,7 +267,10 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
     assert!(c.text(uri).1.starts_with("I will receive the letter"));
     // A made-up name that looks like a slip ("Flowr"; one no slip explains is not flagged at
     // all), added to the dictionary, stays alone from then on (and is saved).
-    c.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"range": {"start": pos(0, 0), "end": pos(0, 0)}, "text": "Flowr. "}]}));
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3}, "contentChanges": [{"range": {"start": pos(0, 0), "end": pos(0, 0)}, "text": "Flowr. "}]}),
+    );
     c.wait_for("a diagnostic for the new word", |m| {
         m["params"]["version"] == 3 && m["params"]["diagnostics"].as_array().is_some_and(|a| a.len() == 1)
     });

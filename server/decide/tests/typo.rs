@@ -126,7 +126,10 @@ fn a_likely_slip_is_flagged_in_context_and_a_coined_name_is_not() {
         let got = flags(&model, text);
         assert_eq!(got, [(typo.to_string(), meant.to_string())], "{text}");
     }
-    for text in ["The ref ban applies to noclobber mode as well.", "This release reduces the overhead of callsite registration by using new tracing-core APIs."] {
+    for text in [
+        "The ref ban applies to noclobber mode as well.",
+        "This release reduces the overhead of callsite registration by using new tracing-core APIs.",
+    ] {
         assert_eq!(flags(&model, text), [], "{text}");
     }
 }
