@@ -43,7 +43,16 @@ def align(w, t):
     ops = []
     i, j = n, m
     while i > 0 or j > 0:
-        if i > 0 and j > 0 and w[i - 1] == t[j - 1] and d[i][j] == d[i - 1][j - 1]:
+        # A letter doubled or written once where the word doubles it is one slip of its own
+        # ("ocasion", "untill"): counted as the second of the pair added or left out ("cc"),
+        # not as whichever letter happens to precede the pair.
+        if i > 0 and j > 1 and t[j - 1] == t[j - 2] == w[i - 1] and d[i][j] == d[i][j - 1] + 1:
+            ops.append(("ins", w[i - 1] + t[j - 1]))
+            j -= 1
+        elif i > 1 and w[i - 1] == w[i - 2] and d[i][j] == d[i - 1][j] + 1:
+            ops.append(("del", w[i - 2] + w[i - 1]))
+            i -= 1
+        elif i > 0 and j > 0 and w[i - 1] == t[j - 1] and d[i][j] == d[i - 1][j - 1]:
             i, j = i - 1, j - 1
         elif i > 1 and j > 1 and w[i - 1] == t[j - 2] and w[i - 2] == t[j - 1] and w[i - 1] != w[i - 2] and d[i][j] == d[i - 2][j - 2] + 1:
             ops.append(("tra", w[i - 2] + w[i - 1]))

@@ -133,4 +133,15 @@ mod tests {
         assert!(m.log_likelihood("seperate", "separate") > m.log_likelihood("sqparate", "separate"));
         assert!(m.log_likelihood("teh", "the") > m.log_likelihood("teh", "ten") - 5.0);
     }
+
+    #[test]
+    fn a_doubled_letter_added_or_dropped_is_one_likely_slip() {
+        let m = ErrorModel::builtin();
+        // About as likely as the commonest slips, wherever the pair stands in the word.
+        for (typed, word) in [("boddy", "body"), ("untill", "until"), ("ocasion", "occasion"), ("messsages", "messages")] {
+            assert!(m.log_likelihood(typed, word) > -5.0, "{typed} for {word}: {}", m.log_likelihood(typed, word));
+        }
+        // Likelier than another letter added at the same place.
+        assert!(m.log_likelihood("boddy", "body") > m.log_likelihood("bodgy", "body") + 2.0);
+    }
 }

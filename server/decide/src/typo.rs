@@ -95,6 +95,17 @@ pub struct SpellerOptions {
     /// from the lexicon as written, for that word to be flagged; each unit of edit cost takes
     /// LAMBDA_FLAG nats off the near word.
     pub non_word_margin: f32,
+    /// The least log-likelihood (ln, under the learned error model) of the slip from a near word
+    /// to what was typed, for the context's preference for that word to flag it: below it no
+    /// slip a writer makes explains the spelling, and the word is a coined name the model cannot
+    /// predict ("noclobber" is not "clobber", "Condvar" not "Condor").
+    pub slip_floor: f32,
+    /// A word missing from the lexicon is also flagged when a near word's log-probability in
+    /// context, less its own, plus the slip's log-likelihood under the error model reaches this
+    /// (the noisy channel): a likely slip needs little or no help from the context. The model
+    /// reads many misspellings as predictable ("often a desireable feature", "Vectors are
+    /// homogenous"), and the margin above lets them through.
+    pub likely_slip_margin: f32,
 }
 
 impl Default for SpellerOptions {
@@ -109,6 +120,8 @@ impl Default for SpellerOptions {
             neighbour_margin: f32::INFINITY,
             sound_loglik: -12.0,
             non_word_margin: 2.0,
+            slip_floor: -14.0,
+            likely_slip_margin: -3.0,
         }
     }
 }
@@ -297,7 +310,8 @@ impl Speller {
     /// Typos cluster ("I recieved teh letter"): a word judged with a slip in the words after it
     /// is judged on a text that is wrong either way, and may pass. So each word whose right
     /// context holds a flagged word is judged again with that word corrected (its best
-    /// suggestion), until no more words are flagged. The text before a word is the document's,
+    /// suggestion), until no more words are flagged; a word flagged already takes the
+    /// suggestions ranked on that text. The text before a word is the document's,
     /// as written: the cache holds it, and a word is rarely hidden by an error before it (the
     /// model reads on past one).
     fn judge(
@@ -310,16 +324,21 @@ impl Speller {
     ) -> Result<(Vec<Option<Issue>>, usize)> {
         let (scored, mut computed) = self.score_asks(model, cache, text, asks, interrupt)?;
         let mut found: Vec<Option<Issue>> = asks.iter().zip(scored).map(|(ask, scored)| self.decide(text, ask, scored)).collect();
+        // The right context each ask was last judged with, where it was corrected.
+        let mut judged_with: Vec<Option<String>> = vec![None; asks.len()];
         for _ in 0..CLUSTER_ROUNDS {
             let fixes: Vec<(usize, usize, &str)> =
                 found.iter().flatten().filter_map(|i| i.suggestions.first().map(|c| (i.start, i.end, c.word.as_str()))).collect();
+            // A word already flagged is judged again too: its suggestions are ranked on the
+            // text it would have once the slip after it is fixed ("recieved" before "teh letter"
+            // is "receive"; before "the letter", "received").
             let again: Vec<(usize, Ask)> = asks
                 .iter()
                 .enumerate()
-                .filter(|(k, _)| found[*k].is_none())
                 .filter_map(|(k, ask)| {
                     let right = corrected(text, ask.end, ask.reach, &fixes)?;
-                    Some((k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), special: ask.special.clone(), ..*ask }))
+                    (judged_with[k].as_ref() != Some(&right))
+                        .then(|| (k, Ask { right: Cow::Owned(right), cands: ask.cands.clone(), special: ask.special.clone(), ..*ask }))
                 })
                 .collect();
             if again.is_empty() {
@@ -330,9 +349,10 @@ impl Speller {
             computed += n;
             let mut more = false;
             for ((k, ask), scored) in again.iter().zip(scored) {
+                judged_with[*k] = Some(ask.right.to_string());
                 if let Some(i) = self.decide(text, ask, scored) {
+                    more |= found[*k].is_none();
                     found[*k] = Some(i);
-                    more = true;
                 }
             }
             if !more {
@@ -392,7 +412,7 @@ impl Speller {
                     continue;
                 }
             }
-            if self.leave_alone(text, start, word) || skip(word) {
+            if self.leave_alone(text, start, word) || skip(word) || self.known_across_emphasis(text, &spans, i) {
                 continue;
             }
             let mut special: Vec<Special> = vec![];
@@ -439,7 +459,11 @@ impl Speller {
                         others.push(form.clone());
                     }
                 }
-                if others.is_empty() {
+                // The last word of a text that stops mid-sentence (a line cut short, the word
+                // the writer has just typed) has nothing after it to tell one word of a set from
+                // another: "a call to panic, an" is not "and" yet. (A line's last word inside a
+                // text has the next line after it.)
+                if others.is_empty() || text[end..].trim().is_empty() {
                     continue;
                 }
                 let mut cands: Vec<(String, f32)> = vec![(word.to_string(), 0.0)];
@@ -568,16 +592,22 @@ impl Speller {
         let issue = |kind, suggestions| Some(Issue { start: ask.start, end: ask.end, word: word.to_string(), kind, suggestions });
         match ask.kind {
             IssueKind::Misspelling => {
-                // Whether it is a slip at all: how much better the likeliest near word explains
-                // the text than the word as written, with a lighter edit penalty than the one
-                // that orders the corrections among themselves.
+                // Whether it is a slip at all: some near word explains the text better than the
+                // word as written by the margin, with a lighter edit penalty than the one that
+                // orders the corrections among themselves, and a slip a writer makes leads from
+                // it to what was typed; or the slip is likely enough that the context need not
+                // prefer the word by much (see SpellerOptions::likely_slip_margin).
                 let cost_of = |w: &str| ask.cands.iter().find(|c| c.0 == w).map_or(0.0, |c| c.1);
-                let best_fit = scored
-                    .iter()
-                    .filter(|c| c.word != word)
-                    .map(|c| c.score + (LAMBDA_CONTEXT - LAMBDA_FLAG) * cost_of(&c.word))
-                    .fold(f32::NEG_INFINITY, f32::max);
-                if best_fit - own < self.opts.non_word_margin {
+                let channel = ErrorModel::builtin();
+                let slip_of = |c: &Correction| {
+                    // How much likelier the text is with the near word (nats), and how likely
+                    // the slip from it to what was typed is.
+                    let lift = c.score + LAMBDA_CONTEXT * cost_of(&c.word) - own;
+                    let slip = channel.log_likelihood(word, &c.word);
+                    (lift - LAMBDA_FLAG * cost_of(&c.word) >= self.opts.non_word_margin && slip >= self.opts.slip_floor)
+                        || lift + slip >= self.opts.likely_slip_margin
+                };
+                if !scored.iter().filter(|c| c.word != word).any(slip_of) {
                     return None;
                 }
                 issue(IssueKind::Misspelling, scored.into_iter().filter(|c| c.word != word).collect())
@@ -663,6 +693,23 @@ impl Speller {
         }
         // Non-ASCII words are outside an English lexicon's reach.
         !word.is_ascii() && !self.lexicon.contains(word)
+    }
+
+    /// Whether word `i` is a piece of a longer word that Markdown emphasis cuts up
+    /// ("**s**ubstitution", "sub*stitution*"), and the whole is a known word.
+    fn known_across_emphasis(&self, text: &str, spans: &[(usize, usize)], i: usize) -> bool {
+        let glued = |a: (usize, usize), b: (usize, usize)| {
+            let gap = &text[a.1..b.0];
+            !gap.is_empty() && gap.chars().all(|c| c == '*' || c == '_')
+        };
+        let (mut first, mut last) = (i, i);
+        while first > 0 && glued(spans[first - 1], spans[first]) {
+            first -= 1;
+        }
+        while last + 1 < spans.len() && glued(spans[last], spans[last + 1]) {
+            last += 1;
+        }
+        first != last && self.is_known(&spans[first..=last].iter().map(|&(s, e)| &text[s..e]).collect::<String>())
     }
 
     /// The memo's key of an ask: the model, the text around the word, the candidates.
