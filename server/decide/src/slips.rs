@@ -169,8 +169,8 @@ const PLURAL_DETERMINERS: &[&str] =
 /// Words between a determiner and its noun that end the search: they start or end a phrase of
 /// their own ("each of the", "that is", "a lot").
 const NOT_MODIFIERS: &[&str] = &[
-    "of", "the", "to", "in", "on", "for", "with", "at", "by", "from", "and", "or", "but", "is", "are", "was", "were", "be", "been", "it",
-    "its", "as", "not", "no", "lot", "so", "than", "then", "more", "most", "other", "same", "such", "we", "you", "they", "he", "she",
+    "of", "the", "to", "in", "on", "for", "with", "at", "by", "from", "and", "or", "but", "is", "are", "was", "were", "be", "been", "it", "its",
+    "as", "not", "no", "lot", "so", "than", "then", "more", "most", "other", "same", "such", "we", "you", "they", "he", "she",
 ];
 /// Most words between a determiner and the noun it agrees with ("a previous variables": one).
 const MODIFIERS: usize = 2;
@@ -218,8 +218,5 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
             || plural.strip_suffix("ies").is_some_and(|s| singular.strip_suffix('y') == Some(s))
             || plural.strip_suffix("es").is_some_and(|s| singular.strip_suffix("is") == Some(s))
     };
-    inflections(lexicon, word)
-        .into_iter()
-        .filter(|f| if want_plural { plural_of(word, f) } else { plural_of(f, word) })
-        .collect()
+    inflections(lexicon, word).into_iter().filter(|f| if want_plural { plural_of(word, f) } else { plural_of(f, word) }).collect()
 }
