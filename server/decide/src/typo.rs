@@ -187,6 +187,9 @@ pub struct Speller {
     /// word, candidates, text after it): re-checking an edited paragraph re-scores only the
     /// words whose context changed.
     memo: std::sync::Mutex<HashMap<u64, Vec<Correction>>>,
+    /// Each word's common neighbours one slip away ([`Speller::neighbours`]): a trie walk per
+    /// word, which a re-check of a paragraph would otherwise repeat for every word at every pause.
+    neighbours: std::sync::Mutex<HashMap<String, Vec<String>>>,
 }
 
 /// Entries the memo keeps before it starts over.
@@ -206,7 +209,7 @@ impl Speller {
                 confusions.entry(w).or_default().extend(others);
             }
         }
-        Self { lexicon, confusions, user: HashSet::new(), opts, memo: Default::default() }
+        Self { lexicon, confusions, user: HashSet::new(), opts, memo: Default::default(), neighbours: Default::default() }
     }
 
     pub fn lexicon(&self) -> &Lexicon {
@@ -453,12 +456,8 @@ impl Speller {
                     special.extend(agreement_forms(&self.lexicon, text, &spans, i).into_iter().map(|word| Special { word, margin, prune: false }));
                 }
                 if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word {
-                    let near = self.lexicon.near(&lower, 1.0);
-                    let mut common: Vec<_> =
-                        near.into_iter().filter(|n| n.log_prior > NEIGHBOUR_PRIOR && n.word.chars().all(|c| c.is_ascii_lowercase())).collect();
-                    common.sort_by(|a, b| b.log_prior.total_cmp(&a.log_prior));
                     let margin = self.opts.neighbour_margin;
-                    special.extend(common.into_iter().take(NEIGHBOURS).map(|n| Special { word: n.word, margin, prune: true }));
+                    special.extend(self.neighbours(&lower).into_iter().map(|word| Special { word, margin, prune: true }));
                 }
                 for form in special.iter().map(|s| &s.word) {
                     if !others.contains(form) {
@@ -653,6 +652,29 @@ impl Speller {
                 issue(IssueKind::RealWord, scored.into_iter().filter(|c| c.word != word).collect())
             }
         }
+    }
+
+    /// Up to NEIGHBOURS lowercase words one slip from `word` (lowercase) whose ln prior is over
+    /// NEIGHBOUR_PRIOR, commonest first; remembered per word.
+    fn neighbours(&self, word: &str) -> Vec<String> {
+        if let Some(hit) = self.neighbours.lock().ok().and_then(|m| m.get(word).cloned()) {
+            return hit;
+        }
+        let mut common: Vec<_> = self
+            .lexicon
+            .near(word, 1.0)
+            .into_iter()
+            .filter(|n| n.log_prior > NEIGHBOUR_PRIOR && n.word.chars().all(|c| c.is_ascii_lowercase()))
+            .collect();
+        common.sort_by(|a, b| b.log_prior.total_cmp(&a.log_prior));
+        let out: Vec<String> = common.into_iter().take(NEIGHBOURS).map(|n| n.word).collect();
+        if let Ok(mut m) = self.neighbours.lock() {
+            if m.len() >= MEMO_MAX {
+                m.clear();
+            }
+            m.insert(word.to_string(), out.clone());
+        }
+        out
     }
 
     /// The misspelling's candidates the model scores in context: (word, edit cost), the most
