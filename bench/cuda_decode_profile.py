@@ -2,11 +2,11 @@
 # step over a 64-token cache in plain MLX-Python, run eagerly and through mx.compile, beside the
 # cost of one synchronised tiny op and of the same number of quantized matmuls alone.
 # Usage: python3 bench/cuda_decode_profile.py MODEL.gguf
-import statistics
 import sys
-import time
 
 import mlx.core as mx
+
+from mlx_timing import median_ms
 
 path = sys.argv[1]
 heads, kv_heads, hd, eps, base, ctx = 9, 3, 64, 1e-5, 100000.0, 64
@@ -51,14 +51,7 @@ def step(x, *kv):
 
 
 def timed(f, reps=60):
-    for _ in range(5):
-        mx.eval(f())
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        mx.eval(f())
-        ts.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(ts)
+    return median_ms(f, reps, warm=5)
 
 
 x = mx.random.normal((1, 1, 576))

@@ -8,6 +8,8 @@ import time
 
 import mlx.core as mx
 
+from mlx_timing import median_ms
+
 HEADER = """
 __device__ inline float tof(float v) { return v; }
 __device__ inline float tof(__half v) { return __half2float(v); }
@@ -78,14 +80,7 @@ def qmv(x, w, s, b, group, rows_per_warp, warps):
 
 
 def timed(f, reps=20):
-    for _ in range(3):
-        mx.eval(f())
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        mx.eval(f())
-        ts.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(ts)
+    return median_ms(f, reps)
 
 
 mx.random.seed(0)

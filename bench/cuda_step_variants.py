@@ -7,10 +7,11 @@
 # Usage: python3 bench/cuda_step_variants.py [OUT.jsonl]   (parent: every setting, then a table)
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
+
+from mlx_timing import median_ms
 
 SHAPES = {
     "smollm2": dict(hidden=576, inter=1536, layers=30, heads=9, kv=3, hd=64, vocab=49152, group=32),
@@ -33,14 +34,7 @@ def child(setting):
     rows = []
 
     def timed(f, reps):
-        for _ in range(3):
-            mx.eval(f())
-        ts = []
-        for _ in range(reps):
-            t = time.perf_counter()
-            mx.eval(f())
-            ts.append((time.perf_counter() - t) * 1e3)
-        return round(statistics.median(ts), 4)
+        return round(median_ms(f, reps), 4)
 
     def emit(**r):
         r["setting"] = setting
