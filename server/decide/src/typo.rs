@@ -773,8 +773,9 @@ impl Speller {
             let first = |t: &[u32]| t.first().and_then(|&id| lp.get(id as usize).copied()).unwrap_or(f32::NEG_INFINITY);
             let own = first(&toks[ask.own]);
             if let Some(nats) = ask.uncontested.filter(|n| n.is_finite()) {
-                if toks[1..].iter().all(|t| t.first() != toks[0].first() && first(t) + nats <= own) {
-                    return Ok(vec![Correction { word: ask.cands[0].0.clone(), score: own }]);
+                let own_first = toks[ask.own].first();
+                if toks.iter().enumerate().all(|(i, t)| i == ask.own || (t.first() != own_first && first(t) + nats <= own)) {
+                    return Ok(vec![Correction { word: ask.cands[ask.own].0.clone(), score: own }]);
                 }
             }
             // A common word one slip away is asked about only where its first token is about
@@ -818,13 +819,12 @@ impl Speller {
             }
         }
         // Candidates dropped unscored are not suggestions.
-        let mut out: Vec<Correction> = ask
-            .cands
+        let mut out: Vec<Correction> = scored
             .iter()
-            .zip(totals)
-            .zip(&keep)
-            .filter(|(_, &k)| k)
-            .map(|(((w, cost), total), _)| Correction { word: w.clone(), score: total - LAMBDA_CONTEXT * cost })
+            .map(|&i| {
+                let (w, cost) = &ask.cands[i];
+                Correction { word: w.clone(), score: totals[i] - LAMBDA_CONTEXT * cost }
+            })
             .collect();
         out.sort_by(|a, b| b.score.total_cmp(&a.score));
         Ok(out)
