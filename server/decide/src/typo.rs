@@ -12,7 +12,7 @@ use laya_text::{prose_mask, words};
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
-use crate::slips::{agreement_forms, common_slip, inflections, CONFUSION_SETS, REDUPLICATED};
+use crate::slips::{agreement_forms, common_slip, inflections, possessive_fixed, CONFUSION_SETS, REDUPLICATED};
 use crate::{DecideError, Result};
 
 /// How many edits' worth of difference a suggestion may have from the typed word.
@@ -443,6 +443,10 @@ impl Speller {
                     continue;
                 }
                 let lower = word.to_lowercase();
+                let next = spans.get(i + 1).map_or("", |&(s, e)| &text[s..e]);
+                if possessive_fixed(&lower, next) {
+                    continue;
+                }
                 let mut others: Vec<String> = self.confusions.get(lower.as_str()).map_or(vec![], |o| o.iter().map(|o| o.to_string()).collect());
                 if self.opts.inflection_margin.is_finite() {
                     for form in inflections(&self.lexicon, &lower) {
@@ -457,7 +461,10 @@ impl Speller {
                 }
                 if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word {
                     let margin = self.opts.neighbour_margin;
-                    special.extend(self.neighbours(&lower).into_iter().map(|word| Special { word, margin, prune: true }));
+                    // A neighbour that is also in the word's confusion set is asked about as
+                    // one of it, at its margin and never pruned: "its" one slip from "it's".
+                    let fresh = self.neighbours(&lower).into_iter().filter(|n| !others.contains(n));
+                    special.extend(fresh.map(|word| Special { word, margin, prune: true }));
                 }
                 for form in special.iter().map(|s| &s.word) {
                     if !others.contains(form) {
@@ -772,7 +779,11 @@ impl Speller {
             let lp = model.next_logprobs(cache)?;
             let first = |t: &[u32]| t.first().and_then(|&id| lp.get(id as usize).copied()).unwrap_or(f32::NEG_INFINITY);
             let own = first(&toks[ask.own]);
-            if let Some(nats) = ask.uncontested.filter(|n| n.is_finite()) {
+            // Only a word that is one token is judged by its first: the first token of "it's"
+            // is " it", which "it is", "it was" and every other "it" share, so its lead over
+            // " its" says nothing of "it's job" against "its job".
+            let one_token = || model.tokenizer.encode(&format!("{lead}{}", ask.cands[ask.own].0)).is_ok_and(|t| t.len() == 1);
+            if let Some(nats) = ask.uncontested.filter(|n| n.is_finite() && one_token()) {
                 let own_first = toks[ask.own].first();
                 if toks.iter().enumerate().all(|(i, t)| i == ask.own || (t.first() != own_first && first(t) + nats <= own)) {
                     return Ok(vec![Correction { word: ask.cands[ask.own].0.clone(), score: own }]);
