@@ -162,7 +162,7 @@ def load_terms(dirs, misspellings):
         for line in read_lines(misspellings):
             if "->" in line:
                 bad.add(line.split("->", 1)[0].strip().lower())
-    words = set()
+    words = {}  # lowercase -> the form kept
     for d in dirs:
         for name in sorted(os.listdir(d)):
             path = os.path.join(d, name)
@@ -176,8 +176,13 @@ def load_terms(dirs, misspellings):
             for line in lines:
                 w = nfc(line.strip())
                 if TERM_RE.fullmatch(w) and w.lower() not in bad:
-                    words.add(w)
-    return sorted(words)
+                    # One form a word, lowercase where a list has it: "struct" and "config",
+                    # not the "STRUCT" and "CONFIG" that sort first. Otherwise the first in
+                    # sorted order ("gRPC").
+                    kept = words.get(w.lower())
+                    if kept is None or (w == w.lower() != kept) or (kept != kept.lower() and w < kept):
+                        words[w.lower()] = w
+    return sorted(words.values())
 
 
 def level_index(lvl):
