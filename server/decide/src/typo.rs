@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use laya_model::{KvCache, Model};
-use laya_text::{prose_mask, words};
+use laya_text::{code_pieces, prose_mask, words};
 
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
@@ -44,10 +44,17 @@ const CONTEXT_CANDIDATES: usize = 10;
 const NEIGHBOUR_LETTERS: usize = 3;
 const NEIGHBOUR_PRIOR: f32 = -11.0;
 const NEIGHBOURS: usize = 3;
+/// Fewest words before a word for its neighbours to be asked about: on one word of context the
+/// model reads "We and the other one" as 10 nats likelier than "We add the other one".
+const NEIGHBOUR_LEFT_WORDS: usize = 2;
 /// A neighbour is scored only where its first token is less than this many nats behind the
 /// written word's: a slip leaves a word less likely than the one meant, so where the written
 /// word is far ahead before the text after it is read, the neighbour is not worth a forward.
 const NEIGHBOUR_SLACK: f32 = 2.0;
+/// Shortest piece of an identifier in inline code that is checked, and the least ln prior of
+/// the word it may be a slip of (see [`Speller::code_slip`]).
+const CODE_LETTERS: usize = 5;
+const CODE_PRIOR: f32 = -13.0;
 /// Words of right context appended to every candidate.
 const RIGHT_WORDS: usize = 4;
 
@@ -111,6 +118,10 @@ pub struct SpellerOptions {
     /// reads many misspellings as predictable ("often a desireable feature", "Vectors are
     /// homogenous"), and the margin above lets them through.
     pub likely_slip_margin: f32,
+    /// The least log-likelihood (ln, under the learned error model) of the slip from a common
+    /// word to a piece of an identifier in inline code ("Rectagle" in `Rectagle`), for the piece
+    /// to be flagged (see [`Speller::code_slip`]). Negative infinity checks no code.
+    pub code_slip: f32,
 }
 
 impl Default for SpellerOptions {
@@ -127,6 +138,7 @@ impl Default for SpellerOptions {
             non_word_margin: 2.0,
             slip_floor: -14.0,
             likely_slip_margin: -3.0,
+            code_slip: -4.5,
         }
     }
 }
@@ -459,7 +471,8 @@ impl Speller {
                     let margin = self.opts.agreement_margin;
                     special.extend(agreement_forms(&self.lexicon, text, &spans, i).into_iter().map(|word| Special { word, margin, prune: false }));
                 }
-                if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word {
+                if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word && i >= NEIGHBOUR_LEFT_WORDS
+                {
                     let margin = self.opts.neighbour_margin;
                     // A neighbour that is also in the word's confusion set is asked about as
                     // one of it, at its margin and never pruned: "its" one slip from "it's".
@@ -484,6 +497,15 @@ impl Speller {
             };
             let own = if kind == IssueKind::Misspelling { cands.len() - 1 } else { 0 };
             asks.push(Ask { start, end, kind, cands, own, right: Cow::Borrowed(right), reach, uncontested, special });
+        }
+        for (start, end) in code_pieces(text, &prose) {
+            let piece = &text[start..end];
+            if start < context_len || skip(piece) {
+                continue;
+            }
+            if let Some(suggestions) = self.code_slip(piece) {
+                issues.push(Issue { start, end, word: piece.to_string(), kind: IssueKind::Misspelling, suggestions });
+            }
         }
         Ok(asks)
     }
@@ -659,6 +681,26 @@ impl Speller {
                 issue(IssueKind::RealWord, scored.into_iter().filter(|c| c.word != word).collect())
             }
         }
+    }
+
+    /// Suggestions for `piece`, a piece of an identifier in inline code (see
+    /// [`laya_text::code_pieces`]), where it is a slip: a word of CODE_LETTERS letters or more
+    /// that neither the lexicon nor the writer knows, whose likeliest word alone is a common word
+    /// (ln prior over CODE_PRIOR) one likely slip away (`code_slip`). Code is no sentence, so
+    /// the model has no say; and a name the writer coined is rarely that close to a common word
+    /// ("Rectagle", "Corfig", "Initialze" are; "Tokio", "Serde", "Vec" are not).
+    fn code_slip(&self, piece: &str) -> Option<Vec<Correction>> {
+        let letters = piece.chars().count();
+        if !self.opts.code_slip.is_finite() || letters < CODE_LETTERS || piece.chars().all(|c| c.is_ascii_uppercase()) || self.is_known(piece) {
+            return None;
+        }
+        let best = self.ranked_alone(piece, 5);
+        let (word, _, _) = best.first()?;
+        let common = self.lexicon.log_prior(word).is_some_and(|p| p > CODE_PRIOR);
+        if !common || ErrorModel::builtin().log_likelihood(piece, word) < self.opts.code_slip {
+            return None;
+        }
+        Some(best.into_iter().map(|(word, _, score)| Correction { word, score }).collect())
     }
 
     /// Up to NEIGHBOURS lowercase words one slip from `word` (lowercase) whose ln prior is over

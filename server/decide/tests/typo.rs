@@ -196,3 +196,19 @@ fn contractions_are_scored_against_their_set_and_a_possessive_before_own_stands(
     assert!(flags(&model, text).iter().all(|(w, _)| w != "its"), "{text}");
     assert_eq!(flags(&model, "They keep their own copy of it."), []);
 }
+
+/// A piece of an identifier in inline code that is one likely slip from a common word is
+/// flagged ("`Rectagle`", "`_Initialze`"); the names code is full of are not, nor letters next to
+/// a digit ("`aarch64`"). A word a term list spells in lowercase is suggested in lowercase
+/// ("struct", not "STRUCT").
+#[test]
+fn slips_in_inline_code_are_found_and_names_are_left_alone() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    let got = flags(&model, "We add the other `Rectagle`, respectively, and rename `_Initialze` to `XInitialize` so it works.");
+    assert_eq!(got, [("Rectagle".to_string(), "Rectangle".to_string()), ("Initialze".to_string(), "Initialize".to_string())]);
+    let clean = "Call `tokio::spawn` with `serde_json::Value`, build for `aarch64` and set `RUST_LOG=debug` in `Cargo.toml`.";
+    assert_eq!(flags(&model, clean), []);
+    let got = flags(&model, "It takes two arguments, with an options truct for additional request fields.");
+    assert_eq!(got, [("truct".to_string(), "struct".to_string())]);
+}

@@ -7,7 +7,7 @@ pub mod document;
 pub use document::{Document, Edit, Position, PositionEncoding, Range, TextError};
 
 mod prose;
-pub use prose::{is_prose_at, prose_mask, words, ProseMask};
+pub use prose::{code_pieces, is_prose_at, prose_mask, words, ProseMask};
 
 mod script;
 pub use script::{dominant_script, has_other_script, is_spaceless, script_of, Script};

@@ -121,6 +121,49 @@ pub fn prose_mask(text: &str) -> ProseMask {
     ProseMask { excluded: merged }
 }
 
+/// Byte spans of the identifier pieces inside the inline code spans of `text` (`like_this`, not
+/// fenced blocks): runs of ASCII letters, cut where camelCase starts a new word ("TokenStream"
+/// is "Token" and "Stream", "HTTPServer" is "HTTP" and "Server"). A spell checker reads these
+/// alone: they are names, not sentences.
+pub fn code_pieces(text: &str, mask: &ProseMask) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for r in mask.excluded() {
+        let span = &text[r.clone()];
+        if !span.starts_with('`') || span.contains('\n') {
+            continue;
+        }
+        let b = span.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if !b[i].is_ascii_alphabetic() {
+                i += 1;
+                continue;
+            }
+            // Letters next to a digit are part of a name such as "aarch64" or "u64hibits".
+            let run = i;
+            let mut piece = i;
+            while i < b.len() && b[i].is_ascii_alphabetic() {
+                // A new piece where a lowercase letter meets a capital, or where a run of
+                // capitals meets a capitalized word.
+                let cut = i > piece
+                    && b[i].is_ascii_uppercase()
+                    && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_uppercase() && b.get(i + 1).is_some_and(u8::is_ascii_lowercase));
+                if cut {
+                    out.push((r.start + piece, r.start + i));
+                    piece = i;
+                }
+                i += 1;
+            }
+            out.push((r.start + piece, r.start + i));
+            let digit = |k: Option<&u8>| k.is_some_and(u8::is_ascii_digit);
+            if digit(run.checked_sub(1).and_then(|k| b.get(k))) || digit(b.get(i)) {
+                out.retain(|&(s, _)| s < r.start + run);
+            }
+        }
+    }
+    out
+}
+
 /// Inline spans of one line (no line break), at byte `base`.
 fn inline_spans(line: &str, base: usize, ex: &mut Vec<Range<usize>>) {
     let b = line.as_bytes();
@@ -226,6 +269,13 @@ mod tests {
 
     fn excluded(t: &str) -> Vec<&str> {
         prose_mask(t).excluded().iter().map(|r| &t[r.clone()]).collect()
+    }
+
+    #[test]
+    fn code_pieces_split_identifiers_in_inline_code_only() {
+        let t = "Use `TokenStream` and `HTTPServer::new(my_value)` on `aarch64`.\n```\nlet Rectagle = 1;\n```\n";
+        let got: Vec<&str> = code_pieces(t, &prose_mask(t)).into_iter().map(|(s, e)| &t[s..e]).collect();
+        assert_eq!(got, ["Token", "Stream", "HTTP", "Server", "new", "my", "value"]);
     }
 
     #[test]

@@ -128,6 +128,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_NON_WORD_MARGIN", &mut o.non_word_margin),
         ("LAYA_SLIP_FLOOR", &mut o.slip_floor),
         ("LAYA_LIKELY_SLIP_MARGIN", &mut o.likely_slip_margin),
+        ("LAYA_CODE_SLIP", &mut o.code_slip),
     ] {
         if let Ok(v) = std::env::var(var) {
             *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;
