@@ -47,6 +47,8 @@ const NEIGHBOURS: usize = 3;
 /// Fewest words before a word for its neighbours to be asked about: on one word of context the
 /// model reads "We and the other one" as 10 nats likelier than "We add the other one".
 const NEIGHBOUR_LEFT_WORDS: usize = 2;
+/// Shortest stem whose regular plural is taken as known (see [`Speller::plural_of_known`]).
+const PLURAL_STEM_LETTERS: usize = 5;
 /// A neighbour is scored only where its first token is less than this many nats behind the
 /// written word's: a slip leaves a word less likely than the one meant, so where the written
 /// word is far ahead before the text after it is read, the neighbour is not worth a forward.
@@ -769,7 +771,21 @@ impl Speller {
             return letters < NAME_SLIP_LETTERS || !self.lexicon.near(word, NAME_SLIP_COST).iter().any(slip_of_common);
         }
         // Non-ASCII words are outside an English lexicon's reach.
-        !word.is_ascii() && !self.lexicon.contains(word)
+        !self.lexicon.contains(word) && (!word.is_ascii() || self.plural_of_known(word))
+    }
+
+    /// Whether `word`, missing from the lexicon, is the regular plural of a word in it:
+    /// "intrinsics", "deques", "usizes", "Hashers". Lists of words leave out most such forms of
+    /// technical terms, and the plural rule a writer follows is no slip. Only where the rule
+    /// holds: "s" after no s, x, z, ch, sh or consonant + y, "es" after those ("valuess" and
+    /// "fetchs" stay slips), on a stem of PLURAL_STEM_LETTERS letters or more.
+    fn plural_of_known(&self, word: &str) -> bool {
+        let w = word.to_lowercase();
+        let sibilant = |s: &str| ["s", "x", "z", "ch", "sh"].iter().any(|e| s.ends_with(e));
+        let consonant_y = |s: &str| s.ends_with('y') && !s[..s.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
+        let known = |s: &str| s.chars().count() >= PLURAL_STEM_LETTERS && self.lexicon.contains(s);
+        w.strip_suffix("es").is_some_and(|s| sibilant(s) && known(s))
+            || w.strip_suffix('s').is_some_and(|s| !sibilant(s) && !consonant_y(s) && known(s))
     }
 
     /// Whether word `i` is a piece of a longer word that Markdown emphasis cuts up

@@ -212,3 +212,15 @@ fn slips_in_inline_code_are_found_and_names_are_left_alone() {
     let got = flags(&model, "It takes two arguments, with an options truct for additional request fields.");
     assert_eq!(got, [("truct".to_string(), "struct".to_string())]);
 }
+
+/// The regular plural of a word the lexicon knows is no slip, though the lexicon lacks it
+/// ("intrinsics", "deques", "usizes"); a plural that breaks the rule still is ("valuess",
+/// "fetchs").
+#[test]
+fn regular_plurals_of_known_words_are_known() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    assert_eq!(flags(&model, "The intrinsics and the deques are fast, and so are the usizes."), []);
+    let got = flags(&model, "The valuess are kept, and the fetchs are retried later.");
+    assert_eq!(got, [("valuess".to_string(), "values".to_string()), ("fetchs".to_string(), "fetches".to_string())]);
+}
