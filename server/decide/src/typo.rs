@@ -204,6 +204,9 @@ pub struct Speller {
     /// Each word's common neighbours one slip away ([`Speller::neighbours`]): a trie walk per
     /// word, which a re-check of a paragraph would otherwise repeat for every word at every pause.
     neighbours: std::sync::Mutex<HashMap<String, Vec<String>>>,
+    /// Each identifier piece's verdict ([`Speller::code_slip`]): ranking a word alone walks the
+    /// lexicon (about 10 ms), and a check sees the same names at every pause.
+    code_slips: std::sync::Mutex<HashMap<String, Option<Vec<Correction>>>>,
 }
 
 /// Entries the memo keeps before it starts over.
@@ -223,7 +226,15 @@ impl Speller {
                 confusions.entry(w).or_default().extend(others);
             }
         }
-        Self { lexicon, confusions, user: HashSet::new(), opts, memo: Default::default(), neighbours: Default::default() }
+        Self {
+            lexicon,
+            confusions,
+            user: HashSet::new(),
+            opts,
+            memo: Default::default(),
+            neighbours: Default::default(),
+            code_slips: Default::default(),
+        }
     }
 
     pub fn lexicon(&self) -> &Lexicon {
@@ -692,10 +703,25 @@ impl Speller {
     /// the model has no say; and a name the writer coined is rarely that close to a common word
     /// ("Rectagle", "Corfig", "Initialze" are; "Tokio", "Serde", "Vec" are not).
     fn code_slip(&self, piece: &str) -> Option<Vec<Correction>> {
+        // The writer's words may change between checks; the lexicon's verdict does not.
         let letters = piece.chars().count();
         if !self.opts.code_slip.is_finite() || letters < CODE_LETTERS || piece.chars().all(|c| c.is_ascii_uppercase()) || self.is_known(piece) {
             return None;
         }
+        if let Some(hit) = self.code_slips.lock().ok().and_then(|m| m.get(piece).cloned()) {
+            return hit;
+        }
+        let out = self.code_slip_uncached(piece);
+        if let Ok(mut m) = self.code_slips.lock() {
+            if m.len() >= MEMO_MAX {
+                m.clear();
+            }
+            m.insert(piece.to_string(), out.clone());
+        }
+        out
+    }
+
+    fn code_slip_uncached(&self, piece: &str) -> Option<Vec<Correction>> {
         let best = self.ranked_alone(piece, 5);
         let (word, _, _) = best.first()?;
         let common = self.lexicon.log_prior(word).is_some_and(|p| p > CODE_PRIOR);
