@@ -292,6 +292,26 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
         m["params"]["version"] == 5 && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
     });
     assert_eq!(d["params"]["diagnostics"][0]["range"], json!({"start": pos(3, 3), "end": pos(3, 10)}), "{d}");
+    // So is a word typed inside the text, here in a code span the editor closed ("`Initia|`");
+    // a slip in an identifier is flagged once the writer moves on.
+    let change = |c: &mut Client, version: i32, line: u32, col: u32, text: &str| {
+        let range = json!({"start": pos(line, col), "end": pos(line, col)});
+        c.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": range, "text": text}]}),
+        );
+    };
+    let mentions = |m: &Value, word: &str| {
+        m["params"]["diagnostics"].as_array().is_some_and(|a| a.iter().any(|d| d["message"].as_str().unwrap_or("").contains(word)))
+    };
+    change(&mut c, 6, 0, 0, "See `` for teh rest. ");
+    change(&mut c, 7, 0, 5, "Initia");
+    // The slip after it says that its paragraph was checked.
+    let d = c.wait_for("the first line's diagnostics", |m| m["params"]["version"] == 7 && mentions(m, "\"teh\""));
+    assert!(!mentions(&d, "Initia"), "{d}");
+    change(&mut c, 8, 0, 11, "lze");
+    change(&mut c, 9, 3, 13, " now");
+    c.wait_for("the identifier's diagnostic", |m| m["params"]["version"] == 9 && mentions(m, "\"Initialze\""));
     c.shutdown().unwrap();
 }
 

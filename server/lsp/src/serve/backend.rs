@@ -61,9 +61,9 @@ pub(crate) struct Doc {
     /// down, a suggestion is held back at every such place unless the model is nearly certain
     /// (see [`laya_decide::Rejections`]). Rule: a function of the turn-downs, like `rejected`.
     pub(crate) turned_down: laya_decide::Rejections,
-    /// Char index just after the last edit. Rule: a misspelling that ends there, at the end of
-    /// the text, is the word being typed and is not flagged until the writer moves past it
-    /// (an edit elsewhere counts as moving past it).
+    /// Char index just after the last edit. Rule: a misspelling that ends there is the word
+    /// being typed and is not flagged until the writer moves past it (an edit elsewhere counts
+    /// as moving past it); at the end of the text it is not even checked.
     pub(crate) last_edit: usize,
     /// The words of the text before the cursor (see [`Inner::document_words`]), counted up to
     /// char `recalled_to`. Rule: a function of the text before `recalled_to`; an edit before it

@@ -239,8 +239,10 @@ async fn check_once(
                         }
                         let s = start_char + text[..i.start].chars().count();
                         let e = start_char + text[..i.end].chars().count();
-                        if e == last_edit && i.kind == IssueKind::Misspelling && e == d.doc.len_chars().min(last_edit) {
-                            continue; // still being typed at the end of the text
+                        if e == last_edit && i.kind == IssueKind::Misspelling {
+                            // Still being typed, wherever it is: at the end of the text, in a
+                            // code span the editor closed ("`Initia|`"), inside a sentence.
+                            continue;
                         }
                         diags.push(diagnostic(&d.doc, enc, s, e, i, severity));
                     }
