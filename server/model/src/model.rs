@@ -716,7 +716,8 @@ fn gpu_swiglu(gate: &Array, up: &Array) -> Result<Array> {
         let i = match fns.iter().position(|(d, _)| *d == device) {
             Some(i) => i,
             None => {
-                let f = |(g, u): (&Array, &Array)| -> std::result::Result<Array, mlx_rs::error::Exception> { g.multiply(ops::sigmoid(g)?)?.multiply(u) };
+                let f =
+                    |(g, u): (&Array, &Array)| -> std::result::Result<Array, mlx_rs::error::Exception> { g.multiply(ops::sigmoid(g)?)?.multiply(u) };
                 fns.push((device, Box::new(mlx_rs::transforms::compile::compile(f, true))));
                 fns.len() - 1
             }
