@@ -807,3 +807,36 @@ fn check_vocab(path: &Path, config: &ModelConfig, tok: &Tokenizer) -> Result<()>
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The GPU's shortcuts (one-token reshapes, the compiled silu(gate) * up, one rope offset
+    /// array) give exactly the generic path's values: both run here on the CPU with MLX's kernels.
+    #[test]
+    fn gpu_shortcuts_give_the_generic_paths_values() {
+        let home = crate::xdg_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"), ".cache").expect("$HOME is set");
+        let path = crate::default_model_path_in(&home);
+        if !path.exists() {
+            eprintln!("skipped: the default model is missing at {} (make model)", path.display());
+            return;
+        }
+        let mut model = Model::load_with(&path, LoadOptions { cpu_kernels: false, ..Default::default() }).unwrap();
+        let run = |m: &Model| -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+            let ids = m.tokenizer.encode("The quick brown fox jumps over the lazy dog").unwrap();
+            let mut cache = KvCache::new();
+            m.prefill(&mut cache, &ids).unwrap();
+            let next = m.next_logprobs(&cache).unwrap();
+            let mut fork = cache.fork();
+            let step = m.step(&mut fork, &[ids[1], ids[2]]).unwrap().as_slice::<f32>().to_vec();
+            let candidates = [vec![ids[1], ids[2], ids[3]], vec![ids[4]], vec![ids[5], ids[6]]];
+            let scores = m.score(&cache, &candidates).unwrap().into_iter().flat_map(|s| s.per_token).collect();
+            (next, step, scores)
+        };
+        assert!(!model.gpu, "MLX runs on the CPU here");
+        let generic = run(&model);
+        model.gpu = true;
+        assert_eq!(run(&model), generic);
+    }
+}
