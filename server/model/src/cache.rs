@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use mlx_rs::ops::indexing::{TryIndexMutOp, TryIndexOp};
+use mlx_rs::ops::indexing::TryIndexOp;
 use mlx_rs::{ops, Array};
 
 use crate::error::Result;
@@ -287,9 +287,8 @@ impl KvCache {
         let offset = self.offset() as i32;
         let [b, heads, new, dim] = keys.shape().try_into().expect("keys are [batch, heads, len, dim]");
         let end = offset + new;
-        let (mut kb, mut vb) = self.take_buffers(layer, b, heads, dim, end as usize, keys.dtype())?;
-        kb.try_index_mut((.., .., offset..end, ..), &keys)?;
-        vb.try_index_mut((.., .., offset..end, ..), &values)?;
+        let (kb, vb) = self.take_buffers(layer, b, heads, dim, end as usize, keys.dtype())?;
+        let (kb, vb) = (slice_update(kb, &keys, offset, end)?, slice_update(vb, &values, offset, end)?);
         let out = (kb.try_index((.., .., 0..end, ..))?, vb.try_index((.., .., 0..end, ..))?);
         self.put_buffers(layer, kb, vb);
         Ok(out)
@@ -374,6 +373,41 @@ impl KvCache {
             }
         }
         Ok(None)
+    }
+}
+
+/// `buf` with positions `start..end` (axis 2) replaced by `update`, through MLX's slice_update
+/// itself: indexing through mlx-rs (`try_index_mut`) adds two reshapes of the update around it,
+/// graph nodes that cost MLX's CUDA backend host work on every layer of every step.
+fn slice_update(buf: Array, update: &Array, start: i32, end: i32) -> Result<Array> {
+    let ndim = buf.ndim();
+    let mut starts = vec![0i32; ndim];
+    let mut stops = buf.shape().to_vec();
+    starts[2] = start;
+    stops[2] = end;
+    let strides = vec![1i32; ndim];
+    let stream = mlx_rs::Stream::thread_local_or_default();
+    // SAFETY: plain mlx-c call on live handles; `res` is freed unless it becomes the result.
+    unsafe {
+        let mut res = mlx_sys::mlx_array_new();
+        let status = mlx_sys::mlx_slice_update(
+            &mut res,
+            buf.as_ptr(),
+            update.as_ptr(),
+            starts.as_ptr(),
+            ndim,
+            stops.as_ptr(),
+            ndim,
+            strides.as_ptr(),
+            ndim,
+            stream.as_ptr(),
+        );
+        drop(buf); // the caller's handle goes, so that MLX may write the buffer in place
+        if status != 0 {
+            mlx_sys::mlx_array_free(res);
+            return Err(crate::error::ModelError::Mlx(format!("slice_update of a KV buffer at {start}..{end} failed")));
+        }
+        Ok(Array::from_ptr(res))
     }
 }
 

@@ -55,6 +55,9 @@ pub struct Model {
     weights: Weights,
     /// A one-element array standing in for absent inputs of the fused block kernel.
     dummy: Array,
+    /// The model was loaded on a GPU: its generic forward takes the GPU's shortcuts (fewer graph
+    /// nodes a layer, [`gpu_swiglu`]), chosen once here so that the CPU's path stays as it is.
+    gpu: bool,
     /// Forward passes run, and the token positions they computed (rows x length), for profiling
     /// what a decision costs (`laya bench --replay` reports forwards per ghost-text job).
     forwards: std::sync::atomic::AtomicU64,
@@ -199,6 +202,7 @@ impl Model {
             info,
             weights,
             dummy: Array::from_slice(&[0f32], &[1]),
+            gpu: !on_cpu(),
             forwards: Default::default(),
             forward_tokens: Default::default(),
         })
@@ -251,14 +255,20 @@ impl Model {
             x = x.multiply(Array::from_f32(g.embed_scale).as_dtype(x.dtype())?)?;
         }
         let scale = 1.0 / (hd as f32).sqrt();
+        // On the GPU, one offset array for every rope of the forward: MLX makes one of an integer
+        // offset on each call, a small host-written buffer that each kernel then reads.
+        let offset_array = self.gpu.then(|| Array::from_int(offset as i32));
         let rope = |a: &Array| -> Result<Array> {
             let r = &c.rope;
-            Ok(match &self.weights.rope_periods {
-                Some(p) => fast::rope(a, hd, r.traditional, None, r.scale, offset as i32, p)?,
-                None => fast::rope(a, hd, r.traditional, r.base, r.scale, offset as i32, None)?,
+            Ok(match (&offset_array, &self.weights.rope_periods) {
+                (Some(o), Some(p)) => fast::rope_dynamic(a, hd, r.traditional, None, r.scale, o, p)?,
+                (Some(o), None) => fast::rope_dynamic(a, hd, r.traditional, r.base, r.scale, o, None)?,
+                (None, Some(p)) => fast::rope(a, hd, r.traditional, None, r.scale, offset as i32, p)?,
+                (None, None) => fast::rope(a, hd, r.traditional, r.base, r.scale, offset as i32, None)?,
             })
         };
         let short_block = self.info.cpu_kernels && l as usize <= LAYA_ATTENTION_MAX_QUERIES;
+        let one_token = self.gpu && l == 1;
         for (i, layer) in self.weights.layers.iter().enumerate() {
             if let Some(g) = &c.gemma {
                 let input =
@@ -280,8 +290,17 @@ impl Model {
                 }
             }
             let h = fast::rms_norm(&x, Some(&layer.attn_norm), c.rms_eps)?;
-            // [b, l, n * hd] -> [b, l, n, hd] (-> per-head norm) -> [b, n, l, hd]
+            // [b, l, n * hd] -> [b, l, n, hd] (-> per-head norm) -> [b, n, l, hd]; for one token
+            // on the GPU, one reshape to [b, n, 1, hd] (the same values; every graph node costs
+            // MLX's CUDA backend microseconds of host work).
             let split = |a: Array, n: i32, norm: &Option<Array>| -> Result<Array> {
+                if one_token {
+                    let a = a.reshape(&[b, n, 1, hd])?;
+                    return Ok(match norm {
+                        Some(w) => fast::rms_norm(&a, Some(w), c.rms_eps)?,
+                        None => a,
+                    });
+                }
                 let a = a.reshape(&[b, l, n, hd])?;
                 let a = match norm {
                     Some(w) => fast::rms_norm(&a, Some(w), c.rms_eps)?,
@@ -302,11 +321,14 @@ impl Model {
                 let mask = (l > 1).then_some(ScaledDotProductAttentionMask::Causal);
                 fast::scaled_dot_product_attention(&q, &k, &v, scale, mask, None)?
             }; // [b, heads, l, hd]
-            let a = a.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, heads * hd])?;
+            let a = if one_token { a.reshape(&[b, 1, heads * hd])? } else { a.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, heads * hd])? };
             x = x.add(layer.o.apply(&a)?)?;
             let h = fast::rms_norm(&x, Some(&layer.mlp_norm), c.rms_eps)?;
             let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
-            let g = nn::silu(gate)?.multiply(up)?;
+            // mlx-rs's `nn::silu` compiles a fresh function on every call (a trace and a fusion
+            // each time, about as costly as the layer's other ops together on MLX's CUDA
+            // backend); the GPU takes one compiled once: silu(gate) * up as one kernel.
+            let g = if self.gpu { gpu_swiglu(&gate, &up)? } else { nn::silu(gate)?.multiply(up)? };
             x = x.add(layer.down.apply(&g)?)?;
             if let Some(t) = trace.as_deref_mut() {
                 t.push(x.clone());
@@ -677,6 +699,33 @@ impl Model {
     }
 }
 
+thread_local! {
+    /// [`gpu_swiglu`]'s compiled function on this thread, one for each device it ran on (GPU or not: the
+    /// GPU check runs the GPU's path on the CPU too): MLX binds a traced graph to a stream.
+    static SWIGLU: std::cell::RefCell<Vec<(bool, Swiglu)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+type Swiglu = Box<dyn for<'a> FnMut((&'a Array, &'a Array)) -> std::result::Result<Array, mlx_rs::error::Exception>>;
+
+/// silu(gate) * up, compiled once per thread and device (shapeless: any rows, any width): one
+/// fused kernel where the plain ops launch three.
+fn gpu_swiglu(gate: &Array, up: &Array) -> Result<Array> {
+    let device = crate::gpu_check::on_gpu();
+    SWIGLU.with(|cell| {
+        let mut fns = cell.borrow_mut();
+        let i = match fns.iter().position(|(d, _)| *d == device) {
+            Some(i) => i,
+            None => {
+                let f =
+                    |(g, u): (&Array, &Array)| -> std::result::Result<Array, mlx_rs::error::Exception> { g.multiply(ops::sigmoid(g)?)?.multiply(u) };
+                fns.push((device, Box::new(mlx_rs::transforms::compile::compile(f, true))));
+                fns.len() - 1
+            }
+        };
+        Ok((fns[i].1)((gate, up))?)
+    })
+}
+
 /// Hidden-state rows ([n_i, hidden] each) as one [n, hidden] input for the head: a lone block is
 /// used as it is, without a concatenation node (a scoring forward's rows, a single fork's).
 fn stack_rows(rows: &[Array]) -> Result<Array> {
@@ -757,4 +806,34 @@ fn check_vocab(path: &Path, config: &ModelConfig, tok: &Tokenizer) -> Result<()>
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The GPU's shortcuts (one-token reshapes, the compiled silu(gate) * up, one rope offset
+    /// array) give exactly the generic path's values: both run here on the CPU with MLX's kernels.
+    #[test]
+    fn gpu_shortcuts_give_the_generic_paths_values() {
+        let home = crate::xdg_home(std::env::var_os("XDG_CACHE_HOME"), std::env::var_os("HOME"), ".cache").expect("$HOME is set");
+        let path = crate::default_model_path_in(&home);
+        assert!(path.exists(), "the default model is missing at {}: run `make model`", path.display());
+        let mut model = Model::load_with(&path, LoadOptions { cpu_kernels: false, ..Default::default() }).unwrap();
+        let run = |m: &Model| -> (Vec<f32>, Vec<f32>, Vec<f32>) {
+            let ids = m.tokenizer.encode("The quick brown fox jumps over the lazy dog").unwrap();
+            let mut cache = KvCache::new();
+            m.prefill(&mut cache, &ids).unwrap();
+            let next = m.next_logprobs(&cache).unwrap();
+            let mut fork = cache.fork();
+            let step = m.step(&mut fork, &[ids[1], ids[2]]).unwrap().as_slice::<f32>().to_vec();
+            let candidates = [vec![ids[1], ids[2], ids[3]], vec![ids[4]], vec![ids[5], ids[6]]];
+            let scores = m.score(&cache, &candidates).unwrap().into_iter().flat_map(|s| s.per_token).collect();
+            (next, step, scores)
+        };
+        assert!(!model.gpu, "MLX runs on the CPU here");
+        let generic = run(&model);
+        model.gpu = true;
+        assert_eq!(run(&model), generic);
+    }
 }
