@@ -20,7 +20,7 @@ use std::path::Path;
 
 use mlx_rs::fast::{self, ScaledDotProductAttentionMask};
 use mlx_rs::ops::indexing::TryIndexOp;
-use mlx_rs::{nn, Array};
+use mlx_rs::Array;
 
 use crate::cache::KvCache;
 use crate::config::{Arch, ModelConfig, Rope};
@@ -225,6 +225,6 @@ pub(crate) fn block(c: &ModelConfig, g: &Gemma, layer: &Layer, i: usize, input: 
 
     let h = norm(&x, &layer.mlp_norm)?;
     let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
-    let m = layer.down.apply(&nn::gelu_approximate(gate)?.multiply(up)?)?;
+    let m = layer.down.apply(&crate::model::gated(crate::model::Gate::GeluApprox, &gate, &up)?)?;
     Ok(x.add(norm(&m, &post("post-MLP", &layer.post_mlp_norm)?)?)?)
 }

@@ -56,7 +56,7 @@ pub struct Model {
     /// A one-element array standing in for absent inputs of the fused block kernel.
     dummy: Array,
     /// The model was loaded on a GPU: its generic forward takes the GPU's shortcuts (fewer graph
-    /// nodes a layer, [`gpu_swiglu`]), chosen once here so that the CPU's path stays as it is.
+    /// nodes a layer, [`gated`]), chosen once here so that the CPU's path stays as it is.
     gpu: bool,
     /// Forward passes run, and the token positions they computed (rows x length), for profiling
     /// what a decision costs (`laya bench --replay` reports forwards per ghost-text job).
@@ -328,7 +328,7 @@ impl Model {
             // mlx-rs's `nn::silu` compiles a fresh function on every call (a trace and a fusion
             // each time, about as costly as the layer's other ops together on MLX's CUDA
             // backend); the GPU takes one compiled once: silu(gate) * up as one kernel.
-            let g = if self.gpu { gpu_swiglu(&gate, &up)? } else { nn::silu(gate)?.multiply(up)? };
+            let g = if self.gpu { gated(Gate::Silu, &gate, &up)? } else { nn::silu(gate)?.multiply(up)? };
             x = x.add(layer.down.apply(&g)?)?;
             if let Some(t) = trace.as_deref_mut() {
                 t.push(x.clone());
@@ -699,26 +699,50 @@ impl Model {
     }
 }
 
-thread_local! {
-    /// [`gpu_swiglu`]'s compiled function on this thread, one for each device it ran on (GPU or not: the
-    /// GPU check runs the GPU's path on the CPU too): MLX binds a traced graph to a stream.
-    static SWIGLU: std::cell::RefCell<Vec<(bool, Swiglu)>> = const { std::cell::RefCell::new(Vec::new()) };
+/// The activation of a gated MLP: SwiGLU's (Llama, Qwen) or GeGLU's tanh approximation (Gemma).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    Silu,
+    GeluApprox,
 }
 
-type Swiglu = Box<dyn for<'a> FnMut((&'a Array, &'a Array)) -> std::result::Result<Array, mlx_rs::error::Exception>>;
+thread_local! {
+    /// [`gated`]'s compiled functions on this thread, one for each activation and device it ran
+    /// on (GPU or not: the GPU check runs the GPU's path on the CPU too): MLX binds a traced graph
+    /// to a stream.
+    static GATED: std::cell::RefCell<Vec<((Gate, bool), Gated)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
-/// silu(gate) * up, compiled once per thread and device (shapeless: any rows, any width): one
-/// fused kernel where the plain ops launch three.
-fn gpu_swiglu(gate: &Array, up: &Array) -> Result<Array> {
-    let device = crate::gpu_check::on_gpu();
-    SWIGLU.with(|cell| {
+type Gated = Box<dyn for<'a> FnMut((&'a Array, &'a Array)) -> std::result::Result<Array, mlx_rs::error::Exception>>;
+
+/// act(gate) * up, compiled once per thread, activation and device (shapeless: any rows, any
+/// width): one fused kernel traced once. mlx-rs's `nn::silu` and `nn::gelu_approximate` compile
+/// a fresh function on every call, a trace and a fusion each layer of each forward.
+pub(crate) fn gated(act: Gate, gate: &Array, up: &Array) -> Result<Array> {
+    let key = (act, crate::gpu_check::on_gpu());
+    GATED.with(|cell| {
         let mut fns = cell.borrow_mut();
-        let i = match fns.iter().position(|(d, _)| *d == device) {
+        let i = match fns.iter().position(|(k, _)| *k == key) {
             Some(i) => i,
             None => {
-                let f =
-                    |(g, u): (&Array, &Array)| -> std::result::Result<Array, mlx_rs::error::Exception> { g.multiply(ops::sigmoid(g)?)?.multiply(u) };
-                fns.push((device, Box::new(mlx_rs::transforms::compile::compile(f, true))));
+                let f: Gated = match act {
+                    Gate::Silu => Box::new(mlx_rs::transforms::compile::compile(
+                        |(g, u): (&Array, &Array)| -> std::result::Result<Array, mlx_rs::error::Exception> {
+                            g.multiply(ops::sigmoid(g)?)?.multiply(u)
+                        },
+                        true,
+                    )),
+                    // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as mlx-rs writes it.
+                    Gate::GeluApprox => Box::new(mlx_rs::transforms::compile::compile(
+                        |(g, u): (&Array, &Array)| -> std::result::Result<Array, mlx_rs::error::Exception> {
+                            let cubic = g.add(Array::from_f32(0.044715).multiply(g.power(&Array::from_f32(3.0))?)?)?;
+                            let inner = ops::sqrt(&Array::from_f32(2.0 / std::f32::consts::PI))?.multiply(cubic)?;
+                            Array::from_f32(0.5).multiply(g)?.multiply(Array::from_f32(1.0).add(ops::tanh(&inner)?)?)?.multiply(u)
+                        },
+                        true,
+                    )),
+                };
+                fns.push((key, f));
                 fns.len() - 1
             }
         };
