@@ -735,8 +735,8 @@ pub(crate) fn gated(act: Gate, gate: &Array, up: &Array) -> Result<Array> {
                     // 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), as mlx-rs writes it.
                     Gate::GeluApprox => Box::new(mlx_rs::transforms::compile::compile(
                         |(g, u): (&Array, &Array)| -> std::result::Result<Array, mlx_rs::error::Exception> {
-                            let cubic = g.add(Array::from_f32(0.044715).multiply(g.power(&Array::from_f32(3.0))?)?)?;
-                            let inner = ops::sqrt(&Array::from_f32(2.0 / std::f32::consts::PI))?.multiply(cubic)?;
+                            let cubic = g.add(Array::from_f32(0.044715).multiply(g.power(Array::from_f32(3.0))?)?)?;
+                            let inner = ops::sqrt(Array::from_f32(2.0 / std::f32::consts::PI))?.multiply(cubic)?;
                             Array::from_f32(0.5).multiply(g)?.multiply(Array::from_f32(1.0).add(ops::tanh(&inner)?)?)?.multiply(u)
                         },
                         true,
