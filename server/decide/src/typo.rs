@@ -701,7 +701,8 @@ impl Speller {
     /// that neither the lexicon nor the writer knows, whose likeliest word alone is a common word
     /// (ln prior over CODE_PRIOR) one likely slip away (`code_slip`). Code is no sentence, so
     /// the model has no say; and a name the writer coined is rarely that close to a common word
-    /// ("Rectagle", "Corfig", "Initialze" are; "Tokio", "Serde", "Vec" are not).
+    /// ("Rectagle" and "Initialze" are; "Tokio", "Serde", "Vec" are not; "Corfig" is, but the
+    /// term lists' "config" is too rare here, ln prior -19).
     fn code_slip(&self, piece: &str) -> Option<Vec<Correction>> {
         // The writer's words may change between checks; the lexicon's verdict does not.
         let letters = piece.chars().count();
@@ -796,7 +797,8 @@ impl Speller {
             let slip_of_common = |n: &crate::lexicon::Near| n.log_prior > floor && n.word.chars().all(|c| !c.is_uppercase());
             return letters < NAME_SLIP_LETTERS || !self.lexicon.near(word, NAME_SLIP_COST).iter().any(slip_of_common);
         }
-        // Non-ASCII words are outside an English lexicon's reach.
+        // Non-ASCII words are outside an English lexicon's reach, and a regular plural of a
+        // word in it is no slip.
         !self.lexicon.contains(word) && (!word.is_ascii() || self.plural_of_known(word))
     }
 
