@@ -47,6 +47,10 @@ pub(crate) struct Doc {
     /// Issues of each paragraph text already checked (by hash of the text). Rule: keyed by the
     /// text and the words left alone, so a result stands exactly while what it read does.
     pub(crate) checked: HashMap<u64, Checked>,
+    /// How many times `checked` was emptied because the words a check leaves alone changed (the
+    /// user dictionary, a word ignored). Rule: a check asked before the count moved neither
+    /// stores nor publishes what it found; the check scheduled with the change does.
+    pub(crate) resets: u64,
     /// The last ghost text answered, and what the writer has typed of it since. Rule: it
     /// answers a later request itself only where the model would answer the same
     /// ([`laya_decide::typed_through`]), so a client that asks at every key and one that asks

@@ -60,6 +60,7 @@ impl Inner {
             .iter_mut()
             .map(|mut d| {
                 d.checked.clear();
+                d.resets += 1;
                 d.key().clone()
             })
             .collect();
@@ -133,7 +134,7 @@ async fn check_once(
     {
         {
             let mut clear = false;
-            let Some((version, paragraphs, keys, todo, repeated, ignored, last_edit)) = ({
+            let Some((version, resets, paragraphs, keys, todo, repeated, ignored, last_edit)) = ({
                 let Some(mut d) = docs.get_mut(uri) else { return true };
                 if !settings.diagnostics || !settings.serves(&d.language) || d.doc.len_chars() > MAX_CHECKED_CHARS {
                     // Checks are off here now: what they published must not stay on screen.
@@ -176,7 +177,7 @@ async fn check_once(
                             todo.push((CheckText { text: p.1.clone(), window }, k, left_alone(&p.1, &skip)));
                         }
                     }
-                    Some((d.doc.version(), paragraphs, keys, todo, repeated, d.ignored.clone(), d.last_edit))
+                    Some((d.doc.version(), d.resets, paragraphs, keys, todo, repeated, d.ignored.clone(), d.last_edit))
                 }
             }) else {
                 if clear {
@@ -220,6 +221,11 @@ async fn check_once(
             let complete = found.len() == todo.len();
             let diags = {
                 let Some(mut d) = docs.get_mut(uri) else { return true };
+                if d.resets != resets {
+                    // A word was added to the dictionary or ignored while this check ran: what
+                    // it found may flag that word, and the check the change scheduled publishes.
+                    return true;
+                }
                 for ((_, k, left_alone), issues) in todo.into_iter().zip(found) {
                     d.checked.insert(k, Checked { left_alone, issues });
                 }

@@ -115,6 +115,7 @@ impl Backend {
         self.engine.send(Job::AddWords { words: vec![word.to_string()] });
         for mut d in self.docs.iter_mut() {
             d.checked.clear();
+            d.resets += 1;
         }
         Ok(())
     }

@@ -37,6 +37,7 @@ pub async fn did_open(b: &Backend, params: DidOpenTextDocumentParams) {
             ignored: HashSet::new(),
             anchor: 0,
             checked: HashMap::new(),
+            resets: 0,
             shown: None,
             rejected: HashSet::new(),
             turned_down: Default::default(),
