@@ -113,10 +113,6 @@ impl Backend {
             settings::append_word_atomically(&path, word)?;
         }
         self.engine.send(Job::AddWords { words: vec![word.to_string()] });
-        for mut d in self.docs.iter_mut() {
-            d.checked.clear();
-            d.resets += 1;
-        }
         Ok(())
     }
 }
