@@ -212,6 +212,26 @@ pub struct Speller {
 /// Entries the memo keeps before it starts over.
 const MEMO_MAX: usize = 8192;
 
+/// Keeps `value` under `key` in `memo`, which starts over at MEMO_MAX entries.
+fn keep<K: std::hash::Hash + Eq, V>(memo: &std::sync::Mutex<HashMap<K, V>>, key: K, value: V) {
+    if let Ok(mut m) = memo.lock() {
+        if m.len() >= MEMO_MAX {
+            m.clear();
+        }
+        m.insert(key, value);
+    }
+}
+
+/// `key`'s value in `memo`, or `compute`'s, kept there (see [`keep`]).
+fn remembered<V: Clone>(memo: &std::sync::Mutex<HashMap<String, V>>, key: &str, compute: impl FnOnce() -> V) -> V {
+    if let Some(hit) = memo.lock().ok().and_then(|m| m.get(key).cloned()) {
+        return hit;
+    }
+    let value = compute();
+    keep(memo, key.to_string(), value.clone());
+    value
+}
+
 impl Speller {
     pub fn new(lexicon: Lexicon) -> Self {
         Self::with_options(lexicon, SpellerOptions::default())
@@ -621,12 +641,7 @@ impl Speller {
                     self.in_context(model, cache, None, lead, ask)?
                 }
             };
-            if let Ok(mut m) = self.memo.lock() {
-                if m.len() >= MEMO_MAX {
-                    m.clear();
-                }
-                m.insert(*key, scored.clone());
-            }
+            keep(&self.memo, *key, scored.clone());
             out[*k] = Some(scored);
         }
         Ok(())
@@ -709,50 +724,30 @@ impl Speller {
         if !self.opts.code_slip.is_finite() || letters < CODE_LETTERS || piece.chars().all(|c| c.is_ascii_uppercase()) || self.is_known(piece) {
             return None;
         }
-        if let Some(hit) = self.code_slips.lock().ok().and_then(|m| m.get(piece).cloned()) {
-            return hit;
-        }
-        let out = self.code_slip_uncached(piece);
-        if let Ok(mut m) = self.code_slips.lock() {
-            if m.len() >= MEMO_MAX {
-                m.clear();
+        remembered(&self.code_slips, piece, || {
+            let best = self.ranked_alone(piece, 5);
+            let (word, _, _) = best.first()?;
+            let common = self.lexicon.log_prior(word).is_some_and(|p| p > CODE_PRIOR);
+            if !common || ErrorModel::builtin().log_likelihood(piece, word) < self.opts.code_slip {
+                return None;
             }
-            m.insert(piece.to_string(), out.clone());
-        }
-        out
-    }
-
-    fn code_slip_uncached(&self, piece: &str) -> Option<Vec<Correction>> {
-        let best = self.ranked_alone(piece, 5);
-        let (word, _, _) = best.first()?;
-        let common = self.lexicon.log_prior(word).is_some_and(|p| p > CODE_PRIOR);
-        if !common || ErrorModel::builtin().log_likelihood(piece, word) < self.opts.code_slip {
-            return None;
-        }
-        Some(best.into_iter().map(|(word, _, score)| Correction { word, score }).collect())
+            Some(best.into_iter().map(|(word, _, score)| Correction { word, score }).collect())
+        })
     }
 
     /// Up to NEIGHBOURS lowercase words one slip from `word` (lowercase) whose ln prior is over
     /// NEIGHBOUR_PRIOR, commonest first; remembered per word.
     fn neighbours(&self, word: &str) -> Vec<String> {
-        if let Some(hit) = self.neighbours.lock().ok().and_then(|m| m.get(word).cloned()) {
-            return hit;
-        }
-        let mut common: Vec<_> = self
-            .lexicon
-            .near(word, 1.0)
-            .into_iter()
-            .filter(|n| n.log_prior > NEIGHBOUR_PRIOR && n.word.chars().all(|c| c.is_ascii_lowercase()))
-            .collect();
-        common.sort_by(|a, b| b.log_prior.total_cmp(&a.log_prior));
-        let out: Vec<String> = common.into_iter().take(NEIGHBOURS).map(|n| n.word).collect();
-        if let Ok(mut m) = self.neighbours.lock() {
-            if m.len() >= MEMO_MAX {
-                m.clear();
-            }
-            m.insert(word.to_string(), out.clone());
-        }
-        out
+        remembered(&self.neighbours, word, || {
+            let mut common: Vec<_> = self
+                .lexicon
+                .near(word, 1.0)
+                .into_iter()
+                .filter(|n| n.log_prior > NEIGHBOUR_PRIOR && n.word.chars().all(|c| c.is_ascii_lowercase()))
+                .collect();
+            common.sort_by(|a, b| b.log_prior.total_cmp(&a.log_prior));
+            common.into_iter().take(NEIGHBOURS).map(|n| n.word).collect()
+        })
     }
 
     /// The misspelling's candidates the model scores in context: (word, edit cost), the most
