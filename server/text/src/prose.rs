@@ -139,8 +139,8 @@ pub fn code_pieces(text: &str, mask: &ProseMask) -> Vec<(usize, usize)> {
                 i += 1;
                 continue;
             }
-            // Letters next to a digit are part of a name such as "aarch64" or "u64hibits".
             let run = i;
+            let mut pieces = vec![];
             let mut piece = i;
             while i < b.len() && b[i].is_ascii_alphabetic() {
                 // A new piece where a lowercase letter meets a capital, or where a run of
@@ -149,15 +149,16 @@ pub fn code_pieces(text: &str, mask: &ProseMask) -> Vec<(usize, usize)> {
                     && b[i].is_ascii_uppercase()
                     && (b[i - 1].is_ascii_lowercase() || b[i - 1].is_ascii_uppercase() && b.get(i + 1).is_some_and(u8::is_ascii_lowercase));
                 if cut {
-                    out.push((r.start + piece, r.start + i));
+                    pieces.push((r.start + piece, r.start + i));
                     piece = i;
                 }
                 i += 1;
             }
-            out.push((r.start + piece, r.start + i));
+            pieces.push((r.start + piece, r.start + i));
+            // Letters next to a digit are part of a name such as "aarch64" or "u64hibits".
             let digit = |k: Option<&u8>| k.is_some_and(u8::is_ascii_digit);
-            if digit(run.checked_sub(1).and_then(|k| b.get(k))) || digit(b.get(i)) {
-                out.retain(|&(s, _)| s < r.start + run);
+            if !digit(run.checked_sub(1).and_then(|k| b.get(k))) && !digit(b.get(i)) {
+                out.extend(pieces);
             }
         }
     }
