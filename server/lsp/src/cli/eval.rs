@@ -546,7 +546,7 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
             let real = speller.is_known(&case.text[*s..*e]);
             real_word_errors += real as usize;
             let Some(f) = flags.iter().find(|f| f.start < *e && *s < f.end) else {
-                missed.push(json!({"error": &case.text[*s..*e], "correct": correct, "real_word": real}));
+                missed.push(json!({"error": &case.text[*s..*e], "correct": correct, "real_word": real, "around": around(&case.text, *s, *e)}));
                 continue;
             };
             detected += 1;
@@ -565,7 +565,8 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
             // The first 20 false alarms, and every one that is not a misspelling: those are rare,
             // and they are what a change to the real-word checks moves.
             if alarms.len() < 20 || f.kind != "misspelling" {
-                alarms.push(json!({"word": case.text.get(f.start..f.end).unwrap_or(""), "kind": f.kind, "suggestion": f.suggestion}));
+                let around = around(&case.text, f.start, f.end);
+                alarms.push(json!({"word": case.text.get(f.start..f.end).unwrap_or(""), "kind": f.kind, "suggestion": f.suggestion, "around": around}));
             }
         }
         let e = by_source.entry(case.source.clone()).or_default();
@@ -590,6 +591,17 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
         "false_alarm_examples": alarms,
         "missed": missed,
     })
+}
+
+/// Up to AROUND characters either side of `text[s..e]`, the span itself in [[ ]]: enough to read
+/// a miss or a false alarm in its sentence without looking the case up.
+fn around(text: &str, s: usize, e: usize) -> String {
+    const AROUND: usize = 60;
+    let (Some(before), Some(span), Some(after)) = (text.get(..s), text.get(s..e), text.get(e..)) else { return String::new() };
+    let skip = before.chars().count().saturating_sub(AROUND);
+    let before: String = before.chars().skip(skip).collect();
+    let after: String = after.chars().take(AROUND).collect();
+    format!("{before}[[{span}]]{after}")
 }
 
 fn table(report: &Value) -> anyhow::Result<()> {
