@@ -785,6 +785,13 @@ impl Speller {
             return true; // NASA, iPhone-like, CamelCase
         }
         let first_upper = word.chars().next().is_some_and(char::is_uppercase);
+        if first_upper && !self.lexicon.contains(word) && next_to_name(&self.lexicon, text, start, start + word.len()) {
+            // Part of a name ("Jean Baronas", "Prosser Gifford", "Avra Michelson"): a slip only
+            // where a slip in code would be one, a common word one likely slip away ("Pyton
+            // Software"), and never a short one ("George Thoma"); the model cannot tell a
+            // surname from a misspelling.
+            return letters < NAME_SLIP_LETTERS || self.code_slip(word).is_none();
+        }
         if first_upper && !self.lexicon.contains(word) && !sentence_start(text, start) {
             // A name, unless it is one slip from a common lowercase word: "Pacakges",
             // "Aquisition" are capitalized misspellings, not names.
@@ -1058,6 +1065,21 @@ fn sentence_start(text: &str, start: usize) -> bool {
     let before =
         text[..start].trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '“' | '‘' | '(' | '*' | '_' | '#' | '-' | '>'));
     before.is_empty() || before.ends_with(['.', '!', '?', ':']) || text[before.len()..start].contains("\n\n")
+}
+
+/// Whether the word at `text[start..end]` stands next to another part of a name: a capitalized
+/// word of two letters or more, one space away, that the lexicon does not know or knows only
+/// capitalized ("Jean", "Michelson"; not "The", "Using", "I").
+fn next_to_name(lexicon: &Lexicon, text: &str, start: usize, end: usize) -> bool {
+    let name = |w: &str| {
+        w.chars().count() >= 2
+            && w.chars().next().is_some_and(char::is_uppercase)
+            && w.chars().all(char::is_alphabetic)
+            && lexicon.get(w).is_none_or(|e| e.word.starts_with(char::is_uppercase))
+    };
+    let before = text[..start].strip_suffix(' ').and_then(|t| t.rsplit(|c: char| !c.is_alphabetic()).next());
+    let after = text[end..].strip_prefix(' ').and_then(|t| t.split(|c: char| !c.is_alphabetic()).next());
+    before.is_some_and(name) || after.is_some_and(name)
 }
 
 /// Number of occurrences of each word (lower case) in a document: words used twice or more are

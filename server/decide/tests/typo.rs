@@ -224,3 +224,30 @@ fn regular_plurals_of_known_words_are_known() {
     let got = flags(&model, "The valuess are kept, and the fetchs are retried later.");
     assert_eq!(got, [("valuess".to_string(), "values".to_string()), ("fetchs".to_string(), "fetches".to_string())]);
 }
+
+/// Identifiers written without backticks are code too: a snake_case name or a path is read as
+/// inline code is, piece by piece ("fill_uninit" is no slip of "unit", "from_bits_unchecked" no
+/// "form"), while a likely slip in one is still found.
+#[test]
+fn bare_identifiers_are_read_as_code() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    let clean = "Then you may provide implementations for fill_uninit, u32, and/or u64 with a macro. \
+                 The unsafe from_bits_unchecked method is now safe, under the kv_unstable feature gate.";
+    assert_eq!(flags(&model, clean), []);
+    let got = flags(&model, "Call the make_rectagle function on it.");
+    assert_eq!(got, [("rectagle".to_string(), "rectangle".to_string())]);
+}
+
+/// A capitalized word next to a part of a name is a name unless it is one likely slip from a
+/// common word: the model cannot tell a surname from a misspelling.
+#[test]
+fn names_next_to_names_are_left_alone() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    let clean = "For example, Jean Baronas reviewed the standards with the Demonstration Lab, Prosser Gifford, \
+                 and Theodore Brunner with George Thoma.";
+    assert_eq!(flags(&model, clean), []);
+    let got = flags(&model, "The Python Sofware Foundation holds the trademark.");
+    assert_eq!(got, [("Sofware".to_string(), "Software".to_string())]);
+}

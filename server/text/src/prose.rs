@@ -122,14 +122,15 @@ pub fn prose_mask(text: &str) -> ProseMask {
 }
 
 /// Byte spans of the identifier pieces inside the inline code spans of `text` (`like_this`, not
-/// fenced blocks): runs of ASCII letters, cut where camelCase starts a new word ("TokenStream"
+/// fenced blocks) and the bare identifiers of its prose (fill_uninit): runs of ASCII letters, cut where camelCase starts a new word ("TokenStream"
 /// is "Token" and "Stream", "HTTPServer" is "HTTP" and "Server"). A spell checker reads these
 /// alone: they are names, not sentences.
 pub fn code_pieces(text: &str, mask: &ProseMask) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     for r in mask.excluded() {
         let span = &text[r.clone()];
-        if !span.starts_with('`') || span.contains('\n') {
+        let code = span.starts_with('`') || span.starts_with(|c: char| c.is_ascii_alphanumeric()) && is_bare_identifier(span);
+        if !code || span.contains('\n') {
             continue;
         }
         let b = span.as_bytes();
@@ -245,9 +246,32 @@ fn inline_spans(line: &str, base: usize, ex: &mut Vec<Range<usize>>) {
             i += len;
             continue;
         }
-        // Paths and identifiers: a word glued to / . _ :: e.g. src/main.rs, foo_bar, a::b
+        // A bare identifier or path outside backticks ("fill_uninit", "kv_unstable feature",
+        // "tmikus/ahocorasick_rs", "std::io"): a run of the characters names and paths are made
+        // of, starting a word,
+        // with an underscore or "::" between two letters or digits. Its pieces are names, as in
+        // inline code (see [`code_pieces`]).
+        let starts_word =
+            i == 0 || line[..i].chars().next_back().is_some_and(|c| c.is_whitespace() || matches!(c, '(' | '[' | '"' | '\'' | '“' | '‘'));
+        if starts_word && b[i].is_ascii_alphanumeric() {
+            let run = rest.find(|c: char| !(c.is_alphanumeric() || "_:/.-()<>&*#".contains(c))).unwrap_or(rest.len());
+            let run = rest[..run].trim_end_matches(|c: char| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '"' | '\'' | '”' | '’'));
+            if is_bare_identifier(run) {
+                ex.push(base + i..base + i + run.len());
+                i += run.len();
+                continue;
+            }
+        }
         i += rest.chars().next().map_or(1, char::len_utf8);
     }
+}
+
+/// Whether `run` (no whitespace) is an identifier or a path written without backticks: an
+/// underscore or "::" with a letter or digit on each side. A URL is not one (it is masked whole).
+fn is_bare_identifier(run: &str) -> bool {
+    let b = run.as_bytes();
+    let joined = |k: usize, n: usize| k > 0 && b[k - 1].is_ascii_alphanumeric() && b.get(k + n).is_some_and(u8::is_ascii_alphanumeric);
+    !run.contains("://") && !run.contains('@') && (0..b.len()).any(|k| (b[k] == b'_' && joined(k, 1)) || (b[k..].starts_with(b"::") && joined(k, 2)))
 }
 
 /// Whether the cursor at byte `at` is in prose (completions are offered only there).
@@ -273,10 +297,23 @@ mod tests {
     }
 
     #[test]
-    fn code_pieces_split_identifiers_in_inline_code_only() {
+    fn code_pieces_split_identifiers_in_inline_code_and_bare_ones() {
         let t = "Use `TokenStream` and `HTTPServer::new(my_value)` on `aarch64`.\n```\nlet Rectagle = 1;\n```\n";
         let got: Vec<&str> = code_pieces(t, &prose_mask(t)).into_iter().map(|(s, e)| &t[s..e]).collect();
         assert_eq!(got, ["Token", "Stream", "HTTP", "Server", "new", "my", "value"]);
+        let t = "Implement fill_uninit (see tmikus/ahocorasick_rs and std::io::Read), and/or the _emph_ one.";
+        let got: Vec<&str> = code_pieces(t, &prose_mask(t)).into_iter().map(|(s, e)| &t[s..e]).collect();
+        assert_eq!(got, ["fill", "uninit", "tmikus", "ahocorasick", "rs", "std", "io", "Read"]);
+    }
+
+    #[test]
+    fn bare_identifiers_and_paths_are_not_prose() {
+        assert_eq!(excluded("the kv_unstable feature, and (fill_uninit)."), ["kv_unstable", "fill_uninit"]);
+        assert_eq!(excluded("Use std::io::Read; see tmikus/ahocorasick_rs."), ["std::io::Read", "tmikus/ahocorasick_rs"]);
+        // Not identifiers: words joined by a slash or a hyphen, emphasis, an e-mail address.
+        assert_eq!(excluded("read and/or write a well-known _word_ to bob_s@exmaple.org"), ["bob_s@exmaple.org"]);
+        assert!(!is_prose_at("Call fill_un", 12));
+        assert_eq!(excluded("We’ve held up—that is, café_au_lait—and “x::y”."), ["café_au_lait", "x::y"]);
     }
 
     #[test]

@@ -566,7 +566,8 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
             // and they are what a change to the real-word checks moves.
             if alarms.len() < 20 || f.kind != "misspelling" {
                 let around = around(&case.text, f.start, f.end);
-                alarms.push(json!({"word": case.text.get(f.start..f.end).unwrap_or(""), "kind": f.kind, "suggestion": f.suggestion, "around": around}));
+                alarms
+                    .push(json!({"word": case.text.get(f.start..f.end).unwrap_or(""), "kind": f.kind, "suggestion": f.suggestion, "around": around}));
             }
         }
         let e = by_source.entry(case.source.clone()).or_default();
