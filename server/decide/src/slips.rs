@@ -231,3 +231,12 @@ const POSSESSIVES: &[&str] = &["its", "their", "your", "whose"];
 pub(crate) fn possessive_fixed(word: &str, next: &str) -> bool {
     POSSESSIVES.contains(&word.to_lowercase().as_str()) && next.eq_ignore_ascii_case("own")
 }
+
+/// Whether "and" is no candidate for `word` followed by `next`: "an" before a word that starts
+/// with a vowel letter is an article that fits ("an overflow panic", "an Arg trait", "an
+/// insert_sorted method"), and the model, reading lists everywhere in changelogs, took it for
+/// "and" three times in 37,240 clean words. "an" for "and" is asked about before other words
+/// ("promptly an correctly") and before "I".
+pub(crate) fn article_fits(word: &str, next: &str) -> bool {
+    word.eq_ignore_ascii_case("an") && next != "I" && next.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U'])
+}

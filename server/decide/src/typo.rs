@@ -12,7 +12,7 @@ use laya_text::{code_pieces, prose_mask, words};
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
-use crate::slips::{agreement_forms, common_slip, inflections, possessive_fixed, CONFUSION_SETS, REDUPLICATED};
+use crate::slips::{agreement_forms, article_fits, common_slip, inflections, possessive_fixed, CONFUSION_SETS, REDUPLICATED};
 use crate::{DecideError, Result};
 
 /// How many edits' worth of difference a suggestion may have from the typed word.
@@ -493,6 +493,9 @@ impl Speller {
                     continue;
                 }
                 let mut others: Vec<String> = self.confusions.get(lower.as_str()).map_or(vec![], |o| o.iter().map(|o| o.to_string()).collect());
+                if article_fits(&lower, next) {
+                    others.retain(|o| o != "and");
+                }
                 if self.opts.inflection_margin.is_finite() {
                     for form in inflections(&self.lexicon, &lower) {
                         if !others.contains(&form) {

@@ -251,3 +251,16 @@ fn names_next_to_names_are_left_alone() {
     let got = flags(&model, "The Python Sofware Foundation holds the trademark.");
     assert_eq!(got, [("Sofware".to_string(), "Software".to_string())]);
 }
+
+/// "an" before a word that starts with a vowel is an article that fits, never read as "and";
+/// before other words the slip is still found.
+#[test]
+fn an_before_a_vowel_is_an_article() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    let clean = "Fixed an overflow panic on high-contention workloads, and added an insert_sorted method, \
+                 with an Arg trait for any type.";
+    assert_eq!(flags(&model, clean), []);
+    let got = flags(&model, "This makes sure they are always cleaned up promptly an correctly after the statement.");
+    assert_eq!(got, [("an".to_string(), "and".to_string())]);
+}
