@@ -470,6 +470,18 @@ impl Speller {
             }
             let mut special: Vec<Special> = vec![];
             let (kind, cands, uncontested) = if !self.is_known(word) {
+                if hyphen_joined(text, start, end) {
+                    // Part of a compound of its own making, most often a name ("aho-corasick",
+                    // "regex-automata", "hardware-rng", "env-logger"): read as a piece of code
+                    // is, a slip only where a common word is one likely slip away.
+                    if joined_to_number(text, start, end) {
+                        continue;
+                    }
+                    if let Some(suggestions) = self.code_slip(word) {
+                        issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::Misspelling, suggestions });
+                    }
+                    continue;
+                }
                 if !with_model {
                     let suggestions = self.suggest(word, 5);
                     issues.push(Issue { start, end, word: word.to_string(), kind: IssueKind::Misspelling, suggestions });
@@ -817,8 +829,13 @@ impl Speller {
         let sibilant = |s: &str| ["s", "x", "z", "ch", "sh"].iter().any(|e| s.ends_with(e));
         let consonant_y = |s: &str| s.ends_with('y') && !s[..s.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
         let known = |s: &str| s.chars().count() >= PLURAL_STEM_LETTERS && self.lexicon.contains(s);
+        // The classical plurals too ("automata", "lexica", "memoranda"): the lexicon has most of
+        // them, not all; no misspelling in codespell's list of 40,000 takes either form.
+        let classical =
+            w.strip_suffix('a').is_some_and(|s| s.chars().count() >= PLURAL_STEM_LETTERS && (known(&format!("{s}on")) || known(&format!("{s}um"))));
         w.strip_suffix("es").is_some_and(|s| sibilant(s) && known(s))
             || w.strip_suffix('s').is_some_and(|s| !sibilant(s) && !consonant_y(s) && known(s))
+            || classical
     }
 
     /// Whether word `i` is a piece of a longer word that Markdown emphasis cuts up
@@ -1068,6 +1085,21 @@ fn sentence_start(text: &str, start: usize) -> bool {
     let before =
         text[..start].trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '“' | '‘' | '(' | '*' | '_' | '#' | '-' | '>'));
     before.is_empty() || before.ends_with(['.', '!', '?', ':']) || text[before.len()..start].contains("\n\n")
+}
+
+/// Whether the word at `text[start..end]` is joined to another by a hyphen ("aho-corasick").
+fn hyphen_joined(text: &str, start: usize, end: usize) -> bool {
+    let before = text[..start].strip_suffix('-').and_then(|t| t.chars().next_back());
+    let after = text[end..].strip_prefix('-').and_then(|t| t.chars().next());
+    before.is_some_and(char::is_alphanumeric) || after.is_some_and(char::is_alphanumeric)
+}
+
+/// Whether the word at `text[start..end]` is joined to a number by a hyphen ("Modula-3",
+/// "x86-64"): a name, as letters next to a digit in code are.
+fn joined_to_number(text: &str, start: usize, end: usize) -> bool {
+    let before = text[..start].strip_suffix('-').and_then(|t| t.chars().next_back());
+    let after = text[end..].strip_prefix('-').and_then(|t| t.chars().next());
+    before.is_some_and(|c| c.is_ascii_digit()) || after.is_some_and(|c| c.is_ascii_digit())
 }
 
 /// Whether the word at `text[start..end]` stands next to another part of a name: a capitalized

@@ -255,7 +255,7 @@ fn inline_spans(line: &str, base: usize, ex: &mut Vec<Range<usize>>) {
             i == 0 || line[..i].chars().next_back().is_some_and(|c| c.is_whitespace() || matches!(c, '(' | '[' | '"' | '\'' | '“' | '‘'));
         if starts_word && b[i].is_ascii_alphanumeric() {
             let run = rest.find(|c: char| !(c.is_alphanumeric() || "_:/.-()<>&*#".contains(c))).unwrap_or(rest.len());
-            let run = rest[..run].trim_end_matches(|c: char| matches!(c, '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '"' | '\'' | '”' | '’'));
+            let run = rest[..run].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\'', '”', '’']);
             if is_bare_identifier(run) {
                 ex.push(base + i..base + i + run.len());
                 i += run.len();
