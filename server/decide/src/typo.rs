@@ -499,6 +499,11 @@ impl Speller {
                 if !with_model {
                     continue;
                 }
+                // Capitalized inside a sentence, a word is a name: a type or a trait ("Implemented
+                // Weight trait" is not "Wait"), a product, a word of a title.
+                if word.starts_with(char::is_uppercase) && !sentence_start(text, start) {
+                    continue;
+                }
                 let lower = word.to_lowercase();
                 let next = spans.get(i + 1).map_or("", |&(s, e)| &text[s..e]);
                 if possessive_fixed(&lower, next) {
@@ -1084,7 +1089,10 @@ fn settled(text: &str, end: usize) -> bool {
 fn sentence_start(text: &str, start: usize) -> bool {
     let before =
         text[..start].trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '“' | '‘' | '(' | '*' | '_' | '#' | '-' | '>'));
-    before.is_empty() || before.ends_with(['.', '!', '?', ':']) || text[before.len()..start].contains("\n\n")
+    let gap = &text[before.len()..start];
+    // A list item or a heading starts one too ("- Their", "# Weight").
+    let marked_line = gap.contains('\n') && gap.rsplit('\n').next().is_some_and(|l| l.contains(['-', '*', '#', '>']));
+    before.is_empty() || before.ends_with(['.', '!', '?', ':']) || gap.contains("\n\n") || marked_line
 }
 
 /// Whether the word at `text[start..end]` is joined to another by a hyphen ("aho-corasick").
@@ -1198,6 +1206,9 @@ mod tests {
         assert!(sentence_start(t, 4));
         assert!(!sentence_start(t, 8));
         assert!(sentence_start(t, 13));
+        assert!(sentence_start("a list:\n- Their", 10));
+        assert!(sentence_start("items\n- Their", 8));
+        assert!(!sentence_start("wrapped\nTheir", 8));
     }
 
     #[test]

@@ -279,3 +279,14 @@ fn hyphenated_names_are_left_alone_and_slips_in_compounds_found() {
     let got = flags(&model, "We made the scheduler non-determinstic and checked its thread-saftey again.");
     assert_eq!(got, [("determinstic".to_string(), "deterministic".to_string()), ("saftey".to_string(), "safety".to_string())]);
 }
+
+/// A known word capitalized inside a sentence is a name (a type, a trait, a title's word) and
+/// is not weighed against its confusion set; at a sentence's or a list item's start it is.
+#[test]
+fn capitalized_words_inside_a_sentence_are_names() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    assert_eq!(flags(&model, "Implemented Weight trait from rand crate for f16 and bf16 with rand optional."), []);
+    let got = flags(&model, "The changes are these:\n- Their are now two ways to build the tree.");
+    assert_eq!(got, [("Their".to_string(), "There".to_string())]);
+}
