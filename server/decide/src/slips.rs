@@ -209,16 +209,17 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
         }
     }
     let Some(want_plural) = want_plural else { return vec![] };
-    // A plural here is a form that adds to the singular ("line" -> "lines", "property" ->
-    // "properties"); "basis" -> "bases" and "parenthesis" -> "parentheses" swap an ending instead.
-    let sibilant = |w: &str| ["s", "x", "z", "ch", "sh", "o"].iter().any(|e| w.ends_with(e));
-    let plural_of = |singular: &str, plural: &str| {
-        plural.strip_suffix('s') == Some(singular)
-            || plural.strip_suffix("es") == Some(singular) && sibilant(singular)
-            || plural.strip_suffix("ies").is_some_and(|s| singular.strip_suffix('y') == Some(s))
-            || plural.strip_suffix("es").is_some_and(|s| singular.strip_suffix("is") == Some(s))
-    };
     inflections(lexicon, word).into_iter().filter(|f| if want_plural { plural_of(word, f) } else { plural_of(f, word) }).collect()
+}
+
+/// Whether `plural` is a plural of `singular` that adds to it ("line" -> "lines", "property" ->
+/// "properties"); "basis" -> "bases" and "parenthesis" -> "parentheses" swap an ending instead.
+pub(crate) fn plural_of(singular: &str, plural: &str) -> bool {
+    let sibilant = |w: &str| ["s", "x", "z", "ch", "sh", "o"].iter().any(|e| w.ends_with(e));
+    plural.strip_suffix('s') == Some(singular)
+        || plural.strip_suffix("es") == Some(singular) && sibilant(singular)
+        || plural.strip_suffix("ies").is_some_and(|s| singular.strip_suffix('y') == Some(s))
+        || plural.strip_suffix("es").is_some_and(|s| singular.strip_suffix("is") == Some(s))
 }
 
 /// Possessives a confusion set holds, each of which a writer may have typed for a contraction

@@ -12,7 +12,7 @@ use laya_text::{code_pieces, prose_mask, words};
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
-use crate::slips::{agreement_forms, article_fits, common_slip, inflections, possessive_fixed, CONFUSION_SETS, REDUPLICATED};
+use crate::slips::{agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, CONFUSION_SETS, REDUPLICATED};
 use crate::{DecideError, Result};
 
 /// How many edits' worth of difference a suggestion may have from the typed word.
@@ -529,7 +529,10 @@ impl Speller {
                     let margin = self.opts.neighbour_margin;
                     // A neighbour that is also in the word's confusion set is asked about as
                     // one of it, at its margin and never pruned: "its" one slip from "it's".
-                    let fresh = self.neighbours(&lower).into_iter().filter(|n| !others.contains(n));
+                    // Its other grammatical number is no neighbour: "memory orderings" is not
+                    // "ordering" ("Fixed incorrect memory orderings"). Agreement with a
+                    // determiner asks about that form on its own terms (agreement_forms).
+                    let fresh = self.neighbours(&lower).into_iter().filter(|n| !others.contains(n) && !plural_of(&lower, n) && !plural_of(n, &lower));
                     special.extend(fresh.map(|word| Special { word, margin, prune: true }));
                 }
                 for form in special.iter().map(|s| &s.word) {
@@ -804,6 +807,9 @@ impl Speller {
         if upper == letters || upper > 1 {
             return true; // NASA, iPhone-like, CamelCase
         }
+        if !self.lexicon.contains(word) && self.plural_of_known(word) {
+            return true; // "Hashers", capitalized or not
+        }
         let first_upper = word.chars().next().is_some_and(char::is_uppercase);
         if first_upper && !self.lexicon.contains(word) && next_to_name(&self.lexicon, text, start, start + word.len()) {
             // Part of a name ("Jean Baronas", "Prosser Gifford", "Avra Michelson"): a slip only
@@ -819,9 +825,8 @@ impl Speller {
             let slip_of_common = |n: &crate::lexicon::Near| n.log_prior > floor && n.word.chars().all(|c| !c.is_uppercase());
             return letters < NAME_SLIP_LETTERS || !self.lexicon.near(word, NAME_SLIP_COST).iter().any(slip_of_common);
         }
-        // Non-ASCII words are outside an English lexicon's reach, and a regular plural of a
-        // word in it is no slip.
-        !self.lexicon.contains(word) && (!word.is_ascii() || self.plural_of_known(word))
+        // Non-ASCII words are outside an English lexicon's reach.
+        !self.lexicon.contains(word) && !word.is_ascii()
     }
 
     /// Whether `word`, missing from the lexicon, is the regular plural of a word in it:

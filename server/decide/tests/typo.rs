@@ -222,6 +222,8 @@ fn regular_plurals_of_known_words_are_known() {
     let model = model();
     assert_eq!(flags(&model, "The intrinsics and the deques are fast, and so are the usizes."), []);
     assert_eq!(flags(&model, "Finite automata are flipped through like lexica and memoranda."), []);
+    // Capitalized too, and a plural is no neighbour of its singular.
+    assert_eq!(flags(&model, "It assumed too much of Hashers, and fixed incorrect memory orderings on RwLock."), []);
     let got = flags(&model, "The valuess are kept, and the fetchs are retried later.");
     assert_eq!(got, [("valuess".to_string(), "values".to_string()), ("fetchs".to_string(), "fetches".to_string())]);
 }
