@@ -129,11 +129,15 @@ pub struct LoadOptions {
     /// On a GPU, the activation dtype (None: the checkpoint's, f32 for GGUF files; the binary sets
     /// it from LAYA_GPU_DTYPE). The CPU always computes in f32.
     pub gpu_dtype: Option<Dtype>,
+    /// On a CUDA GPU, Laya's one-row 4-bit matmul kernel for the large matrices it suits, after a
+    /// check against MLX's on the model's own weights (default: yes; the binary turns it off for
+    /// LAYA_GPU_KERNELS=0).
+    pub gpu_kernels: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default(), gpu_dtype: None }
+        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default(), gpu_dtype: None, gpu_kernels: true }
     }
 }
 
@@ -150,6 +154,9 @@ impl Model {
         let mut model = Self::load_on_default_device(path, options)?;
         if !crate::gpu_check::on_gpu() || cfg!(target_os = "macos") {
             return Ok(model);
+        }
+        if options.gpu_kernels {
+            model.use_gpu_qmv();
         }
         if !options.check_gpu {
             model.info.gpu_check = Some("not checked against the CPU (LAYA_ALLOW_CUDA=1)".into());
@@ -174,6 +181,27 @@ impl Model {
         let mut model = Self::load_on_default_device(path, options)?;
         model.info.gpu_check = Some(format!("{}; running on the CPU instead", check.describe()));
         Ok(model)
+    }
+
+    /// Turns on Laya's one-row GPU kernel for the matrices it suits, if it gives MLX's answers on
+    /// one matrix of each shape (layer 0's, then the head); MLX's kernel otherwise, with a warning.
+    fn use_gpu_qmv(&mut self) {
+        let n = self.weights.set_gpu_qmv(true);
+        if n == 0 {
+            return;
+        }
+        let (why, worst) = match crate::gpu_qmv::check(&self.weights) {
+            Ok(worst) if worst <= crate::gpu_check::TOLERANCE => {
+                self.info.kernels = format!("MLX's; Laya's one-row 4-bit GPU kernel for {n} matrices (agrees with MLX's to {worst:.1e})");
+                tracing::debug!("{}", self.info.kernels);
+                return;
+            }
+            Ok(worst) => (format!("differs from MLX's by {worst:.2} relative"), worst),
+            Err(e) => (format!("failed ({e})"), f32::INFINITY),
+        };
+        tracing::warn!("Laya's one-row 4-bit GPU kernel {why} on this model's weights: using MLX's kernel instead");
+        self.weights.set_gpu_qmv(false);
+        self.info.kernels = format!("MLX's (Laya's one-row GPU kernel {why}; difference {worst:.1e})");
     }
 
     fn load_on_default_device(path: &Path, options: LoadOptions) -> Result<Self> {

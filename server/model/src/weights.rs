@@ -22,7 +22,9 @@ pub(crate) struct Linear {
 enum LinearKind {
     /// MLX affine quantization: `w` [out, in * bits / 32] u32, `scales`/`biases` [out, in / group].
     /// `laya_cpu`: run Laya's CPU kernel instead of MLX's (CPU device, f32, 4/8-bit, group % 32 == 0).
-    Quantized { w: Array, scales: Array, biases: Array, group_size: i32, bits: i32, laya_cpu: bool },
+    /// `laya_gpu`: one-row inputs on a CUDA GPU take Laya's kernel ([`crate::gpu_qmv`]): set after
+    /// loading, for the matrices it suits, and cleared if it disagrees with MLX's.
+    Quantized { w: Array, scales: Array, biases: Array, group_size: i32, bits: i32, laya_cpu: bool, laya_gpu: bool },
     /// [out, in]
     Dense { w: Array },
 }
@@ -34,10 +36,15 @@ impl Linear {
     /// x: [..., in] -> [..., out]
     pub(crate) fn apply(&self, x: &Array) -> Result<Array> {
         let y = match &self.kind {
-            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true } => {
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true, .. } => {
                 crate::cpu_kernels::quantized_matmul(x, w, scales, biases, *group_size, *bits)?
             }
-            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: false } => {
+            LinearKind::Quantized { w, scales, biases, group_size, laya_gpu: true, .. }
+                if crate::gpu_qmv::takes(x, scales.dim(1) * group_size, scales.dtype()) =>
+            {
+                crate::gpu_qmv::matmul(x, w, scales, biases, *group_size)?
+            }
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: false, .. } => {
                 ops::quantized_matmul(x, w, scales, biases, true, *group_size, *bits)?
             }
             LinearKind::Dense { w } => ops::matmul(x, w.t())?,
@@ -51,7 +58,7 @@ impl Linear {
     /// (w, scales, biases, group, bits, bias) when this map runs on Laya's CPU kernels.
     pub(crate) fn laya_parts(&self) -> Option<LayaParts<'_>> {
         match &self.kind {
-            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true } => {
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true, .. } => {
                 Some((w, scales, biases, *group_size, *bits, self.bias.as_ref()))
             }
             _ => None,
@@ -83,7 +90,7 @@ impl Linear {
                 let mut bi = vec![];
                 for p in parts {
                     match &p.kind {
-                        LinearKind::Quantized { w: pw, scales, biases, group_size: g, bits: b, laya_cpu: l }
+                        LinearKind::Quantized { w: pw, scales, biases, group_size: g, bits: b, laya_cpu: l, .. }
                             if g == group_size && b == bits && l == laya_cpu =>
                         {
                             w.push(pw);
@@ -93,7 +100,15 @@ impl Linear {
                         _ => return Ok(None),
                     }
                 }
-                LinearKind::Quantized { w: cat(w)?, scales: cat(sc)?, biases: cat(bi)?, group_size: *group_size, bits: *bits, laya_cpu: *laya_cpu }
+                LinearKind::Quantized {
+                    w: cat(w)?,
+                    scales: cat(sc)?,
+                    biases: cat(bi)?,
+                    group_size: *group_size,
+                    bits: *bits,
+                    laya_cpu: *laya_cpu,
+                    laya_gpu: false,
+                }
             }
             Some(LinearKind::Dense { .. }) => {
                 let mut w = vec![];
@@ -115,6 +130,27 @@ impl Linear {
         match &self.kind {
             LinearKind::Quantized { group_size, bits, .. } => format!("{bits}-bit g{group_size}"),
             LinearKind::Dense { w } => format!("{:?}", w.dtype()).to_lowercase(),
+        }
+    }
+
+    /// Turns Laya's one-row GPU kernel on (where it suits this matrix) or off; returns whether
+    /// it is on.
+    pub(crate) fn set_gpu_qmv(&mut self, on: bool) -> bool {
+        match &mut self.kind {
+            LinearKind::Quantized { w, scales, group_size, bits, laya_cpu: false, laya_gpu, .. } => {
+                let (rows, cols) = (w.dim(0), scales.dim(1) * *group_size);
+                *laya_gpu = on && crate::gpu_qmv::suits(rows, cols, *group_size, *bits, scales.dtype());
+                *laya_gpu
+            }
+            _ => false,
+        }
+    }
+
+    /// The quantized matrix (w, scales, biases, group) when it takes Laya's GPU kernel.
+    pub(crate) fn gpu_qmv_parts(&self) -> Option<(&Array, &Array, &Array, i32)> {
+        match &self.kind {
+            LinearKind::Quantized { w, scales, biases, group_size, laya_gpu: true, .. } => Some((w, scales, biases, *group_size)),
+            _ => None,
         }
     }
 
@@ -179,6 +215,14 @@ impl Projections {
     fn arrays(&self) -> Vec<&Array> {
         self.fused.iter().chain(&self.parts).flat_map(Linear::arrays).collect()
     }
+
+    fn linears(&self) -> impl Iterator<Item = &Linear> {
+        self.fused.iter().chain(&self.parts)
+    }
+
+    fn linears_mut(&mut self) -> impl Iterator<Item = &mut Linear> {
+        self.fused.iter_mut().chain(&mut self.parts)
+    }
 }
 
 pub(crate) struct Layer {
@@ -226,6 +270,32 @@ impl Weights {
         }
         v.extend(self.rope_periods.iter());
         v
+    }
+
+    /// Every linear map of the layers and the head (not the embedding, which is read by rows), in
+    /// order: layer 0's first.
+    pub(crate) fn linears(&self) -> Vec<&Linear> {
+        let mut v = Vec::new();
+        for l in &self.layers {
+            v.extend(l.qkv.linears());
+            v.push(&l.o);
+            v.extend(l.gate_up.linears());
+            v.push(&l.down);
+        }
+        v.push(self.head());
+        v
+    }
+
+    /// Turns Laya's one-row GPU kernel on or off for every map it suits (see [`Linear::set_gpu_qmv`]);
+    /// returns how many take it.
+    pub(crate) fn set_gpu_qmv(&mut self, on: bool) -> usize {
+        let mut n = 0;
+        for l in &mut self.layers {
+            for lin in l.qkv.linears_mut().chain(l.gate_up.linears_mut()).chain([&mut l.o, &mut l.down]) {
+                n += lin.set_gpu_qmv(on) as usize;
+            }
+        }
+        n + self.head.as_mut().unwrap_or(&mut self.embed).set_gpu_qmv(on) as usize
     }
 
     pub(crate) fn nbytes(&self) -> usize {
@@ -402,7 +472,15 @@ impl Loader<'_> {
                 // Gemma's Q4_K_M has them) are widened to 8 bits, exactly (same scale and bias),
                 // rather than left to MLX's CPU kernels, which are ~20x slower.
                 let (w, bits) = if laya_cpu && !matches!(bits, 4 | 8) { (widen_to_8(&w, bits)?, 8) } else { (w, bits) };
-                LinearKind::Quantized { w, scales: self.float(scales)?, biases: self.float(biases)?, group_size: group, bits, laya_cpu }
+                LinearKind::Quantized {
+                    w,
+                    scales: self.float(scales)?,
+                    biases: self.float(biases)?,
+                    group_size: group,
+                    bits,
+                    laya_cpu,
+                    laya_gpu: false,
+                }
             }
             None => {
                 if w.shape() != [out as i32, inp as i32] {
