@@ -20,6 +20,13 @@ __global__ void laya_qmv(const T* x, const uint32_t* w, const T* scales, const T
 #include "../server/model/src/gpu_qmv/body.cuh"
 }
 
+// Gate and up with silu(gate) * up in one kernel (gate_up.cuh).
+template <typename T, int K, int N, int G, int R, int U>
+__global__ void laya_gate_up(const T* x, const uint32_t* w, const T* scales, const T* biases, const uint32_t* w2, const T* scales2,
+                             const T* biases2, T* out) {
+#include "../server/model/src/gpu_qmv/gate_up.cuh"
+}
+
 // The first kernel (bench/cuda_qmv_kernel.py, R4xW4): an integer-to-float conversion a value.
 template <typename T, int K, int N, int G, int R, int U>
 __global__ void first_qmv(const T* x, const uint32_t* w, const T* scales, const T* biases, T* out) {
@@ -178,6 +185,46 @@ void run(Mats<T, K, N, G>& m, int warps, const char* what) {
   (void)all;
 }
 
+// Gate and up of `m`'s matrices (copies 2c and 2c + 1) in one kernel each, checked against the
+// reference's silu(gate) * up for copy 0 as both (both matrices hold the same values then).
+template <typename T, int K, int N, int G, int R, int U>
+void run_gate_up(Mats<T, K, N, G>& m, int warps) {
+  const int rows_per_block = R * warps, blocks = (N + rows_per_block - 1) / rows_per_block;
+  laya_gate_up<T, K, N, G, R, U><<<blocks, 32 * warps>>>(m.x, m.w[0], m.s[0], m.b[0], m.w[0], m.s[0], m.b[0], m.out);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<T> h(N);
+  CK(cudaMemcpy(h.data(), m.out, N * sizeof(T), cudaMemcpyDeviceToHost));
+  double err = 0, top = 0;
+  for (int n = 0; n < N; ++n) {
+    const double g = h2f(f2h<T>((float)m.ref[n])), want = g / (1 + std::exp(-g)) * g;
+    err = std::max(err, std::fabs(h2f(h[n]) - want));
+    top = std::max(top, std::fabs(want));
+  }
+  cudaStream_t st; CK(cudaStreamCreate(&st));
+  cudaGraph_t graph; cudaGraphExec_t exec;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  for (int c = 0; c + 1 < m.copies; c += 2)
+    laya_gate_up<T, K, N, G, R, U><<<blocks, 32 * warps, 0, st>>>(m.x, m.w[c], m.s[c], m.b[c], m.w[c + 1], m.s[c + 1], m.b[c + 1], m.out);
+  CK(cudaStreamEndCapture(st, &graph));
+  CK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t e0, e1; cudaEventCreate(&e0); cudaEventCreate(&e1);
+  std::vector<float> ts;
+  for (int rep = 0; rep < 25; ++rep) {
+    cudaEventRecord(e0, st);
+    CK(cudaGraphLaunch(exec, st));
+    cudaEventRecord(e1, st);
+    CK(cudaEventSynchronize(e1));
+    float ms; cudaEventElapsedTime(&ms, e0, e1);
+    if (rep >= 5) ts.push_back(ms);
+  }
+  std::sort(ts.begin(), ts.end());
+  const float med = ts[ts.size() / 2];
+  printf("%-18s %-5s %-22s R%d U%d W%-2d %8.3f ms %6.0f GB/s  err %.1e\n", "gate+up+silu", tname<T>(), "laya gate/up (pairs)", R, U, warps, med,
+         m.bytes / med / 1e6, err / std::max(1e-30, top));
+  cudaGraphExecDestroy(exec); cudaGraphDestroy(graph); cudaStreamDestroy(st);
+}
+
 template <typename T, int K, int N, int G>
 void shape(const char* what, int copies, bool all_variants) {
   Mats<T, K, N, G> m(copies);
@@ -196,6 +243,15 @@ void shape(const char* what, int copies, bool all_variants) {
 int main() {
   cudaDeviceProp p; CK(cudaGetDeviceProperties(&p, 0));
   printf("%s, %d SMs, L2 %d MB\n", p.name, p.multiProcessorCount, p.l2CacheSize >> 20);
+  {
+    // The 36 gate/up matrices as 18 pairs: the same bytes as 18 layers' gate and up.
+    Mats<__half, 4096, 12288, 64> m(36);
+    run<__half, 4096, 12288, 64, 8, 2, false>(m, 4, "qwen3-8b gate/up");
+    run_gate_up<__half, 4096, 12288, 64, 4, 2>(m, 4);
+    run_gate_up<__half, 4096, 12288, 64, 2, 4>(m, 4);
+    run_gate_up<__half, 4096, 12288, 64, 4, 4>(m, 4);
+  }
+  if (getenv("QMV_QUICK")) return 0;
   shape<__half, 4096, 12288, 64>("qwen3-8b gate/up", 36, true);
   shape<__half, 12288, 4096, 64>("qwen3-8b down", 36, true);
   shape<__half, 4096, 4096, 64>("qwen3-8b q/o", 36, true);

@@ -1,7 +1,8 @@
-//! Laya's own one-row 4-bit matmul on a CUDA GPU (the kernel in `gpu_qmv/`), JIT-compiled by MLX
+//! Laya's own one-row 4-bit matmul on a CUDA GPU (the kernels in `gpu_qmv/`), JIT-compiled by MLX
 //! through mlx-c's `mlx_fast_cuda_kernel_*` (mlx-rs wraps only Metal's), where it is faster than
-//! MLX's: one-row inputs (a decode step) times large 4-bit matrices. Also the load-time check that
-//! it gives MLX's answers on the model's own weights.
+//! MLX's: one-row inputs (a decode step) times large 4-bit matrices, and an MLP's gate, up and
+//! silu(gate) * up in one kernel. Also the load-time check that they give MLX's answers on the
+//! model's own weights.
 //!
 //! MLX 0.32.2's one-row kernel reads a Qwen3-8B step's large matrices at about a quarter of an
 //! H100's bandwidth (docs/benchmarks.md, "On the H200"). A custom kernel costs more host work per
@@ -24,9 +25,37 @@ pub(crate) const MIN_ELEMENTS: i64 = 16 << 20;
 /// The kernel's helpers and body: MLX wraps the body in a `__global__` function of the inputs
 /// and outputs named below, with the template arguments as compile-time constants.
 const HEADER: &str = include_str!("gpu_qmv/header.cuh");
-const SOURCE: &str = include_str!("gpu_qmv/body.cuh");
-const INPUTS: [&str; 4] = ["x", "w", "scales", "biases"];
 const OUTPUT: &str = "out";
+
+/// The two kernels: one matmul, or gate and up with the activation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Matmul,
+    GateUp,
+}
+
+impl Body {
+    fn name(self) -> &'static str {
+        match self {
+            Body::Matmul => "laya_qmv4",
+            Body::GateUp => "laya_gate_up4",
+        }
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            Body::Matmul => include_str!("gpu_qmv/body.cuh"),
+            Body::GateUp => include_str!("gpu_qmv/gate_up.cuh"),
+        }
+    }
+
+    fn inputs(self) -> &'static [&'static str] {
+        match self {
+            Body::Matmul => &["x", "w", "scales", "biases"],
+            Body::GateUp => &["x", "w", "scales", "biases", "w2", "scales2", "biases2"],
+        }
+    }
+}
 
 /// Warps a block.
 const WARPS: i32 = 4;
@@ -49,8 +78,10 @@ pub(crate) fn takes(x: &Array, cols: i32, scales_dtype: Dtype) -> bool {
 
 /// Rows a warp and loop unrolling for a matrix of `rows` x `cols`: the best of those timed on an
 /// H100 for each of Qwen3-8B's shapes (`bench/cuda_qmv_bench.cu`; other shapes take the nearest).
-fn tiling(rows: i32, cols: i32) -> (i32, i32) {
-    if cols > 4096 {
+fn tiling(body: Body, rows: i32, cols: i32) -> (i32, i32) {
+    if body == Body::GateUp {
+        (4, 2) // gate/up: 8 rows of the two matrices together, as gate/up alone takes 8 (not timed alone)
+    } else if cols > 4096 {
         (4, 8) // down, 4096 x 12288
     } else if (8192..65536).contains(&rows) {
         (8, 2) // gate/up, 12288 x 4096
@@ -62,6 +93,7 @@ fn tiling(rows: i32, cols: i32) -> (i32, i32) {
 /// mlx-c's kernel: built once per thread, with a launch configuration kept per shape (the
 /// configuration is copied at each call; building it is most of the host work otherwise).
 struct Kernel {
+    body: Body,
     raw: mlx_sys::mlx_fast_cuda_kernel,
     stream: Stream,
     configs: Vec<((Dtype, i32, i32, i32), Config)>,
@@ -86,7 +118,7 @@ impl Drop for Config {
 thread_local! {
     /// The kernel of this thread (MLX's streams and graphs are per thread, as [`crate::model`]'s
     /// compiled functions are).
-    static KERNEL: RefCell<Option<Kernel>> = const { RefCell::new(None) };
+    static KERNELS: RefCell<Vec<Kernel>> = const { RefCell::new(Vec::new()) };
 }
 
 fn failed(what: &str) -> ModelError {
@@ -98,9 +130,9 @@ fn c(s: &str) -> Result<CString> {
 }
 
 impl Kernel {
-    fn new() -> Result<Self> {
-        let (name, header, source, output) = (c("laya_qmv4")?, c(HEADER)?, c(SOURCE)?, c(OUTPUT)?);
-        let inputs = INPUTS.map(c).into_iter().collect::<Result<Vec<_>>>()?;
+    fn new(body: Body) -> Result<Self> {
+        let (name, header, source, output) = (c(body.name())?, c(HEADER)?, c(body.source())?, c(OUTPUT)?);
+        let inputs = body.inputs().iter().map(|n| c(n)).collect::<Result<Vec<_>>>()?;
         // SAFETY: the C strings outlive the calls, which copy them; the vectors are freed here.
         unsafe {
             let input_names = mlx_sys::mlx_vector_string_new();
@@ -114,7 +146,7 @@ impl Kernel {
             if raw.ctx.is_null() {
                 return Err(failed("building the kernel"));
             }
-            Ok(Kernel { raw, stream: Stream::gpu(), configs: Vec::new() })
+            Ok(Kernel { body, raw, stream: Stream::gpu(), configs: Vec::new() })
         }
     }
 
@@ -125,7 +157,7 @@ impl Kernel {
         if let Some(i) = self.configs.iter().position(|(k, _)| *k == key) {
             return Ok(&self.configs[i].1);
         }
-        let (rows_a_warp, unroll) = tiling(rows, cols);
+        let (rows_a_warp, unroll) = tiling(self.body, rows, cols);
         let blocks = (rows + rows_a_warp * WARPS - 1) / (rows_a_warp * WARPS);
         let [t, k, n, g, r, u] = ["T", "K", "N", "G", "R", "U"].map(c);
         let (t, k, n, g, r, u) = (t?, k?, n?, g?, r?, u?);
@@ -162,23 +194,63 @@ pub(crate) fn matmul(x: &Array, w: &Array, scales: &Array, biases: &Array, group
     if x.size() != cols as usize || scales.dtype() != x.dtype() || biases.dtype() != x.dtype() {
         return Err(ModelError::Input(format!("Laya's GPU matmul takes one row of {cols} values of its scales' dtype")));
     }
-    let out = KERNEL.with(|cell| -> Result<Array> {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(Kernel::new()?);
-        }
-        let kernel = slot.as_mut().expect("just built");
+    let out = launch(Body::Matmul, x, &[w, scales, biases], rows, cols, group)?;
+    let mut shape = x.shape().to_vec();
+    match shape.last_mut() {
+        Some(last) => *last = rows,
+        None => shape.push(rows),
+    }
+    Ok(if shape.len() == 1 { out } else { out.reshape(&shape)? })
+}
+
+/// silu(x Wg^T) * (x Wu^T) for one row x [..., K] and two 4-bit [N, K] matrices (w, scales,
+/// biases, group each) of the same shape: [..., N], as MLX's two matmuls and [`crate::model`]'s
+/// `gated` compute it, on the GPU.
+pub(crate) fn gate_up_silu(x: &Array, gate: QuantizedParts<'_>, up: QuantizedParts<'_>) -> Result<Array> {
+    let ((w, scales, biases, group), (w2, scales2, biases2, group2)) = (gate, up);
+    let (rows, cols) = (w.dim(0), scales.dim(1) * group);
+    if w.shape() != w2.shape() || scales.shape() != scales2.shape() || group != group2 || scales2.dtype() != x.dtype() || biases2.dtype() != x.dtype()
+    {
+        return Err(ModelError::Input("Laya's GPU gate/up kernel takes two matrices of one shape and dtype".into()));
+    }
+    if x.size() != cols as usize || scales.dtype() != x.dtype() || biases.dtype() != x.dtype() {
+        return Err(ModelError::Input(format!("Laya's GPU matmul takes one row of {cols} values of its scales' dtype")));
+    }
+    let out = launch(Body::GateUp, x, &[w, scales, biases, w2, scales2, biases2], rows, cols, group)?;
+    let mut shape = x.shape().to_vec();
+    match shape.last_mut() {
+        Some(last) => *last = rows,
+        None => shape.push(rows),
+    }
+    Ok(if shape.len() == 1 { out } else { out.reshape(&shape)? })
+}
+
+/// A quantized matrix as the kernels take it: (w, scales, biases, group).
+pub(crate) type QuantizedParts<'a> = (&'a Array, &'a Array, &'a Array, i32);
+
+/// Runs `body` on x and `weights` (in its inputs' order after x): [rows].
+fn launch(body: Body, x: &Array, weights: &[&Array], rows: i32, cols: i32, group: i32) -> Result<Array> {
+    KERNELS.with(|cell| -> Result<Array> {
+        let mut kernels = cell.borrow_mut();
+        let i = match kernels.iter().position(|k| k.body == body) {
+            Some(i) => i,
+            None => {
+                kernels.push(Kernel::new(body)?);
+                kernels.len() - 1
+            }
+        };
+        let kernel = &mut kernels[i];
         let raw = kernel.raw;
         let stream = kernel.stream.as_ptr();
         let config = kernel.config(x.dtype(), rows, cols, group)?.0;
         // SAFETY: the input handles are live arrays the vector copies (it holds references);
         // on success the output vector holds one fresh array, which we copy out before freeing
         // the vector. The kernel reads only inside its inputs (row and column bounds are its
-        // compile-time N and K, checked against the arrays above) and writes each of its N
-        // outputs once.
+        // compile-time N and K, checked against the arrays by the callers) and writes each of
+        // its N outputs once.
         unsafe {
             let inputs = mlx_sys::mlx_vector_array_new();
-            for a in [x, w, scales, biases] {
+            for a in std::iter::once(x).chain(weights.iter().copied()) {
                 mlx_sys::mlx_vector_array_append_value(inputs, a.as_ptr());
             }
             let mut outputs = mlx_sys::mlx_vector_array_new();
@@ -193,27 +265,44 @@ pub(crate) fn matmul(x: &Array, w: &Array, scales: &Array, biases: &Array, group
             }
             Ok(Array::from_ptr(out))
         }
-    })?;
-    let mut shape = x.shape().to_vec();
-    match shape.last_mut() {
-        Some(last) => *last = rows,
-        None => shape.push(rows),
-    }
-    Ok(if shape.len() == 1 { out } else { out.reshape(&shape)? })
+    })
+}
+
+/// A fixed, irregular row of `cols` values in [-1, 1] of `dtype`: the fractional parts of
+/// i * golden ratio, every third one negated and halved.
+fn probe(cols: i32, dtype: Dtype) -> Result<Array> {
+    let values: Vec<f32> = (0..cols).map(|i| ((i as f32 * 0.618_034).fract() * 2.0 - 1.0) * if i % 3 == 0 { 1.0 } else { -0.5 }).collect();
+    Ok(Array::from_slice(&values, &[1, cols]).as_dtype(dtype)?)
+}
+
+/// max |ours - mlx| / max |mlx|, in f32.
+fn relative(ours: &Array, mlx: &Array) -> Result<f32> {
+    let (ours, mlx) = (ours.as_dtype(Dtype::Float32)?, mlx.as_dtype(Dtype::Float32)?);
+    let diff = ours.subtract(&mlx)?.abs()?.max(None)?.item_exact::<f32>();
+    let scale = mlx.abs()?.max(None)?.item_exact::<f32>().max(f32::MIN_POSITIVE);
+    Ok(if diff.is_nan() { f32::INFINITY } else { diff / scale })
+}
+
+/// The largest difference between Laya's gate/up kernel and MLX's two matmuls and silu(gate) *
+/// up (as [`crate::model`]'s `gated` computes it), relative to the largest of MLX's outputs.
+pub(crate) fn gate_up_difference(gate: QuantizedParts<'_>, up: QuantizedParts<'_>) -> Result<f32> {
+    let x = probe(gate.1.dim(1) * gate.3, gate.1.dtype())?;
+    let ours = gate_up_silu(&x, gate, up)?;
+    let g = ops::quantized_matmul(&x, gate.0, gate.1, gate.2, true, gate.3, 4)?;
+    let u = ops::quantized_matmul(&x, up.0, up.1, up.2, true, up.3, 4)?;
+    let mlx = crate::model::gated(crate::model::Gate::Silu, &g, &u)?;
+    let d = relative(&ours, &mlx)?;
+    tracing::debug!("Laya's GPU gate/up kernel on {:?} matrices: {d:.1e} from MLX's", gate.0.shape());
+    Ok(d)
 }
 
 /// The largest difference between Laya's kernel and MLX's on `w` (one row of inputs spread over
 /// [-1, 1] in x's dtype), relative to the largest of MLX's outputs. Runs on the GPU.
 pub(crate) fn difference(w: &Array, scales: &Array, biases: &Array, group: i32) -> Result<f32> {
-    let cols = scales.dim(1) * group;
-    // A fixed, irregular row: the fractional parts of i * golden ratio, spread to [-1, 1].
-    let values: Vec<f32> = (0..cols).map(|i| ((i as f32 * 0.618_034).fract() * 2.0 - 1.0) * if i % 3 == 0 { 1.0 } else { -0.5 }).collect();
-    let x = Array::from_slice(&values, &[1, cols]).as_dtype(scales.dtype())?;
-    let ours = matmul(&x, w, scales, biases, group)?.as_dtype(Dtype::Float32)?;
-    let mlx = ops::quantized_matmul(&x, w, scales, biases, true, group, 4)?.as_dtype(Dtype::Float32)?;
-    let diff = ours.subtract(&mlx)?.abs()?.max(None)?.item_exact::<f32>();
-    let scale = mlx.abs()?.max(None)?.item_exact::<f32>().max(f32::MIN_POSITIVE);
-    Ok(if diff.is_nan() { f32::INFINITY } else { diff / scale })
+    let x = probe(scales.dim(1) * group, scales.dtype())?;
+    let ours = matmul(&x, w, scales, biases, group)?;
+    let mlx = ops::quantized_matmul(&x, w, scales, biases, true, group, 4)?;
+    relative(&ours, &mlx)
 }
 
 /// The largest [`difference`] over one matrix of each shape that takes the kernel (the first in

@@ -193,6 +193,7 @@ impl Model {
         let (why, worst) = match crate::gpu_qmv::check(&self.weights) {
             Ok(worst) if worst <= crate::gpu_check::TOLERANCE => {
                 self.info.kernels = format!("MLX's; Laya's one-row 4-bit GPU kernel for {n} matrices (agrees with MLX's to {worst:.1e})");
+                self.use_gpu_gate_up();
                 tracing::debug!("{}", self.info.kernels);
                 return;
             }
@@ -202,6 +203,30 @@ impl Model {
         tracing::warn!("Laya's one-row 4-bit GPU kernel {why} on this model's weights: using MLX's kernel instead");
         self.weights.set_gpu_qmv(false);
         self.info.kernels = format!("MLX's (Laya's one-row GPU kernel {why}; difference {worst:.1e})");
+    }
+
+    /// Keeps Laya's gate/up kernel where [`Model::use_gpu_qmv`] turned it on if it gives MLX's
+    /// answers on layer 0's gate and up (Llama's block only: Gemma's activation is another).
+    fn use_gpu_gate_up(&mut self) {
+        let first = self.weights.layers.first().and_then(|l| l.gate_up.gpu_gate_up_parts());
+        let Some((gate, up)) = first.filter(|_| self.config.gemma.is_none()) else {
+            self.weights.clear_gpu_gate_up();
+            return;
+        };
+        match crate::gpu_qmv::gate_up_difference(gate, up) {
+            Ok(d) if d <= crate::gpu_check::TOLERANCE => {
+                self.info.kernels.push_str(&format!("; gate, up and silu in one kernel (agrees to {d:.1e})"));
+            }
+            other => {
+                let why = match other {
+                    Ok(d) => format!("differs from MLX's by {d:.2} relative"),
+                    Err(e) => format!("failed ({e})"),
+                };
+                tracing::warn!("Laya's GPU gate/up kernel {why} on this model's weights: running gate and up apart");
+                self.weights.clear_gpu_gate_up();
+                self.info.kernels.push_str(&format!("; gate and up apart (the gate/up kernel {why})"));
+            }
+        }
     }
 
     fn load_on_default_device(path: &Path, options: LoadOptions) -> Result<Self> {
@@ -352,11 +377,22 @@ impl Model {
             let a = if one_token { a.reshape(&[b, 1, heads * hd])? } else { a.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, heads * hd])? };
             x = x.add(layer.o.apply(&a)?)?;
             let h = fast::rms_norm(&x, Some(&layer.mlp_norm), c.rms_eps)?;
-            let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
-            // mlx-rs's `nn::silu` compiles a fresh function on every call (a trace and a fusion
-            // each time, about as costly as the layer's other ops together on MLX's CUDA
-            // backend); the GPU takes one compiled once: silu(gate) * up as one kernel.
-            let g = if self.gpu { gated(Gate::Silu, &gate, &up)? } else { nn::silu(gate)?.multiply(up)? };
+            // One kernel of Laya's for a one-row step on the GPU where it is on (gpu_qmv.rs).
+            let fused = if self.gpu { layer.gate_up.gate_up_silu(&h)? } else { None };
+            let g = match fused {
+                Some(g) => g,
+                None => {
+                    let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
+                    // mlx-rs's `nn::silu` compiles a fresh function on every call (a trace and a
+                    // fusion each time, about as costly as the layer's other ops together on MLX's
+                    // CUDA backend); the GPU takes one compiled once: silu(gate) * up as one kernel.
+                    if self.gpu {
+                        gated(Gate::Silu, &gate, &up)?
+                    } else {
+                        nn::silu(gate)?.multiply(up)?
+                    }
+                }
+            };
             x = x.add(layer.down.apply(&g)?)?;
             if let Some(t) = trace.as_deref_mut() {
                 t.push(x.clone());

@@ -8,6 +8,7 @@ use mlx_rs::{ops, Array, Dtype};
 
 use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
+use crate::gpu_qmv::QuantizedParts;
 
 /// Bit widths and group sizes MLX's affine quantization supports.
 const BITS: [i32; 6] = [2, 3, 4, 5, 6, 8];
@@ -147,7 +148,7 @@ impl Linear {
     }
 
     /// The quantized matrix (w, scales, biases, group) when it takes Laya's GPU kernel.
-    pub(crate) fn gpu_qmv_parts(&self) -> Option<(&Array, &Array, &Array, i32)> {
+    pub(crate) fn gpu_qmv_parts(&self) -> Option<QuantizedParts<'_>> {
         match &self.kind {
             LinearKind::Quantized { w, scales, biases, group_size, laya_gpu: true, .. } => Some((w, scales, biases, *group_size)),
             _ => None,
@@ -172,6 +173,9 @@ pub(crate) struct Projections {
     parts: Vec<Linear>,
     /// Output sizes of the parts, in order.
     sizes: Vec<i32>,
+    /// Gate and up, with silu(gate) * up, run as one kernel of Laya's on a CUDA GPU for one-row
+    /// inputs ([`crate::gpu_qmv::gate_up_silu`]); set after loading, cleared if it disagrees.
+    gpu_gate_up: bool,
 }
 
 impl Projections {
@@ -183,7 +187,7 @@ impl Projections {
         // GPU keeps mlx-lm's separate projections.
         let on_laya_cpu = parts.iter().all(|p| p.laya_parts().is_some());
         let fused = if on_laya_cpu { Linear::stack(&parts)? } else { None };
-        Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes })
+        Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes, gpu_gate_up: false })
     }
 
     /// x: [..., in] -> one [..., size_i] per part.
@@ -200,6 +204,28 @@ impl Projections {
                 Ok(y.split_at_indices(&at, -1)?)
             }
             None => self.parts.iter().map(|p| p.apply(x)).collect(),
+        }
+    }
+
+    /// silu(gate) * up of x through Laya's GPU kernel, when these are gate and up, it is on and x
+    /// is one row on the GPU; None otherwise (the caller runs the parts).
+    pub(crate) fn gate_up_silu(&self, x: &Array) -> Result<Option<Array>> {
+        match self.gpu_gate_up_parts() {
+            Some((gate, up)) if self.gpu_gate_up && crate::gpu_qmv::takes(x, gate.1.dim(1) * gate.3, gate.1.dtype()) => {
+                Ok(Some(crate::gpu_qmv::gate_up_silu(x, gate, up)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The two matrices, when these are two bias-free maps of one shape that take Laya's GPU kernel.
+    pub(crate) fn gpu_gate_up_parts(&self) -> Option<(QuantizedParts<'_>, QuantizedParts<'_>)> {
+        match self.parts.as_slice() {
+            [a, b] if a.bias.is_none() && b.bias.is_none() => {
+                let (pa, pb) = (a.gpu_qmv_parts()?, b.gpu_qmv_parts()?);
+                (pa.0.shape() == pb.0.shape() && pa.1.shape() == pb.1.shape() && pa.3 == pb.3).then_some((pa, pb))
+            }
+            _ => None,
         }
     }
 
@@ -294,8 +320,16 @@ impl Weights {
             for lin in l.qkv.linears_mut().chain(l.gate_up.linears_mut()).chain([&mut l.o, &mut l.down]) {
                 n += lin.set_gpu_qmv(on) as usize;
             }
+            l.gate_up.gpu_gate_up = on && l.gate_up.gpu_gate_up_parts().is_some();
         }
         n + self.head.as_mut().unwrap_or(&mut self.embed).set_gpu_qmv(on) as usize
+    }
+
+    /// Turns the gate/up kernel off in every layer (the single matmuls stay as they are).
+    pub(crate) fn clear_gpu_gate_up(&mut self) {
+        for l in &mut self.layers {
+            l.gate_up.gpu_gate_up = false;
+        }
     }
 
     pub(crate) fn nbytes(&self) -> usize {
