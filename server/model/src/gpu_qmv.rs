@@ -323,3 +323,26 @@ pub(crate) fn check(weights: &Weights) -> Result<f32> {
     }
     Ok(worst)
 }
+
+// The kernels themselves need a CUDA GPU: the load-time check above and bench/cuda_qmv_bench.cu
+// test them there. What the CPU can test is which matrices they are given.
+#[cfg(all(test, not(target_os = "macos")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_large_4_bit_matrices_take_the_kernel() {
+        let f16 = Dtype::Float16;
+        // Qwen3-8B (group 64): q/o, gate/up, down and the head do; k/v does not.
+        for (rows, cols) in [(4096, 4096), (12288, 4096), (4096, 12288), (151936, 4096)] {
+            assert!(suits(rows, cols, 64, 4, f16), "{rows} x {cols}");
+        }
+        assert!(!suits(1024, 4096, 64, 4, f16));
+        assert!(!suits(12288, 4096, 64, 8, f16));
+        // The default model (SmolLM2-135M, f32 on the GPU): none, nor its 8-bit head.
+        for (rows, cols) in [(576, 576), (192, 576), (1536, 576), (576, 1536)] {
+            assert!(!suits(rows, cols, 32, 4, Dtype::Float32), "{rows} x {cols}");
+        }
+        assert!(!suits(49152, 576, 32, 8, Dtype::Float32));
+    }
+}
