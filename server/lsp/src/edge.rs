@@ -44,6 +44,7 @@ fn read() -> Edge {
     let load = LoadOptions {
         cpu_kernels: laya_model::cpu_kernels::available() && var("LAYA_CPU_KERNELS").as_deref() != Some("0"),
         check_gpu: var("LAYA_ALLOW_CUDA").as_deref() != Some("1"),
+        gpu_kernels: var("LAYA_GPU_KERNELS").as_deref() != Some("0"),
         kernels: KernelOptions { isa: parsed("LAYA_CPU_ISA"), threads: parsed("LAYA_THREADS").filter(|&n: &usize| n > 0) },
         gpu_dtype: var("LAYA_GPU_DTYPE").and_then(|v| match v.as_str() {
             "f32" => Some(laya_model::Dtype::Float32),

@@ -12,6 +12,7 @@ mod gemma;
 pub mod gguf;
 pub mod gguf_tensors;
 pub mod gpu_check;
+mod gpu_qmv;
 mod model;
 mod paths;
 mod runtime;

@@ -129,11 +129,15 @@ pub struct LoadOptions {
     /// On a GPU, the activation dtype (None: the checkpoint's, f32 for GGUF files; the binary sets
     /// it from LAYA_GPU_DTYPE). The CPU always computes in f32.
     pub gpu_dtype: Option<Dtype>,
+    /// On a CUDA GPU, Laya's one-row 4-bit matmul kernel for the large matrices it suits, after a
+    /// check against MLX's on the model's own weights (default: yes; the binary turns it off for
+    /// LAYA_GPU_KERNELS=0).
+    pub gpu_kernels: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default(), gpu_dtype: None }
+        Self { cpu_kernels: crate::cpu_kernels::available(), check_gpu: true, kernels: Default::default(), gpu_dtype: None, gpu_kernels: true }
     }
 }
 
@@ -150,6 +154,9 @@ impl Model {
         let mut model = Self::load_on_default_device(path, options)?;
         if !crate::gpu_check::on_gpu() || cfg!(target_os = "macos") {
             return Ok(model);
+        }
+        if options.gpu_kernels {
+            model.use_gpu_qmv();
         }
         if !options.check_gpu {
             model.info.gpu_check = Some("not checked against the CPU (LAYA_ALLOW_CUDA=1)".into());
@@ -174,6 +181,52 @@ impl Model {
         let mut model = Self::load_on_default_device(path, options)?;
         model.info.gpu_check = Some(format!("{}; running on the CPU instead", check.describe()));
         Ok(model)
+    }
+
+    /// Turns on Laya's one-row GPU kernel for the matrices it suits, if it gives MLX's answers on
+    /// one matrix of each shape (layer 0's, then the head); MLX's kernel otherwise, with a warning.
+    fn use_gpu_qmv(&mut self) {
+        let n = self.weights.set_gpu_qmv(true);
+        if n == 0 {
+            return;
+        }
+        let (why, worst) = match crate::gpu_qmv::check(&self.weights) {
+            Ok(worst) if worst <= crate::gpu_check::TOLERANCE => {
+                self.info.kernels = format!("MLX's; Laya's one-row 4-bit GPU kernel for {n} matrices (agrees with MLX's to {worst:.1e})");
+                self.use_gpu_gate_up();
+                tracing::debug!("{}", self.info.kernels);
+                return;
+            }
+            Ok(worst) => (format!("differs from MLX's by {worst:.2} relative"), worst),
+            Err(e) => (format!("failed ({e})"), f32::INFINITY),
+        };
+        tracing::warn!("Laya's one-row 4-bit GPU kernel {why} on this model's weights: using MLX's kernel instead");
+        self.weights.set_gpu_qmv(false);
+        self.info.kernels = format!("MLX's (Laya's one-row GPU kernel {why}; difference {worst:.1e})");
+    }
+
+    /// Keeps Laya's gate/up kernel where [`Model::use_gpu_qmv`] turned it on if it gives MLX's
+    /// answers on layer 0's gate and up (Llama's block only: Gemma's activation is another).
+    fn use_gpu_gate_up(&mut self) {
+        let first = self.weights.layers.first().and_then(|l| l.gate_up.gpu_gate_up_parts());
+        let Some((gate, up)) = first.filter(|_| self.config.gemma.is_none()) else {
+            self.weights.clear_gpu_gate_up();
+            return;
+        };
+        match crate::gpu_qmv::gate_up_difference(gate, up) {
+            Ok(d) if d <= crate::gpu_check::TOLERANCE => {
+                self.info.kernels.push_str(&format!("; gate, up and silu in one kernel (agrees to {d:.1e})"));
+            }
+            other => {
+                let why = match other {
+                    Ok(d) => format!("differs from MLX's by {d:.2} relative"),
+                    Err(e) => format!("failed ({e})"),
+                };
+                tracing::warn!("Laya's GPU gate/up kernel {why} on this model's weights: running gate and up apart");
+                self.weights.clear_gpu_gate_up();
+                self.info.kernels.push_str(&format!("; gate and up apart (the gate/up kernel {why})"));
+            }
+        }
     }
 
     fn load_on_default_device(path: &Path, options: LoadOptions) -> Result<Self> {
@@ -324,11 +377,22 @@ impl Model {
             let a = if one_token { a.reshape(&[b, 1, heads * hd])? } else { a.transpose_axes(&[0, 2, 1, 3])?.reshape(&[b, l, heads * hd])? };
             x = x.add(layer.o.apply(&a)?)?;
             let h = fast::rms_norm(&x, Some(&layer.mlp_norm), c.rms_eps)?;
-            let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
-            // mlx-rs's `nn::silu` compiles a fresh function on every call (a trace and a fusion
-            // each time, about as costly as the layer's other ops together on MLX's CUDA
-            // backend); the GPU takes one compiled once: silu(gate) * up as one kernel.
-            let g = if self.gpu { gated(Gate::Silu, &gate, &up)? } else { nn::silu(gate)?.multiply(up)? };
+            // One kernel of Laya's for a one-row step on the GPU where it is on (gpu_qmv.rs).
+            let fused = if self.gpu { layer.gate_up.gate_up_silu(&h)? } else { None };
+            let g = match fused {
+                Some(g) => g,
+                None => {
+                    let [gate, up]: [Array; 2] = layer.gate_up.apply(&h)?.try_into().expect("gate and up");
+                    // mlx-rs's `nn::silu` compiles a fresh function on every call (a trace and a
+                    // fusion each time, about as costly as the layer's other ops together on MLX's
+                    // CUDA backend); the GPU takes one compiled once: silu(gate) * up as one kernel.
+                    if self.gpu {
+                        gated(Gate::Silu, &gate, &up)?
+                    } else {
+                        nn::silu(gate)?.multiply(up)?
+                    }
+                }
+            };
             x = x.add(layer.down.apply(&g)?)?;
             if let Some(t) = trace.as_deref_mut() {
                 t.push(x.clone());

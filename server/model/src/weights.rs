@@ -8,6 +8,7 @@ use mlx_rs::{ops, Array, Dtype};
 
 use crate::config::ModelConfig;
 use crate::error::{ModelError, Result};
+use crate::gpu_qmv::QuantizedParts;
 
 /// Bit widths and group sizes MLX's affine quantization supports.
 const BITS: [i32; 6] = [2, 3, 4, 5, 6, 8];
@@ -22,7 +23,9 @@ pub(crate) struct Linear {
 enum LinearKind {
     /// MLX affine quantization: `w` [out, in * bits / 32] u32, `scales`/`biases` [out, in / group].
     /// `laya_cpu`: run Laya's CPU kernel instead of MLX's (CPU device, f32, 4/8-bit, group % 32 == 0).
-    Quantized { w: Array, scales: Array, biases: Array, group_size: i32, bits: i32, laya_cpu: bool },
+    /// `laya_gpu`: one-row inputs on a CUDA GPU take Laya's kernel ([`crate::gpu_qmv`]): set after
+    /// loading, for the matrices it suits, and cleared if it disagrees with MLX's.
+    Quantized { w: Array, scales: Array, biases: Array, group_size: i32, bits: i32, laya_cpu: bool, laya_gpu: bool },
     /// [out, in]
     Dense { w: Array },
 }
@@ -34,10 +37,15 @@ impl Linear {
     /// x: [..., in] -> [..., out]
     pub(crate) fn apply(&self, x: &Array) -> Result<Array> {
         let y = match &self.kind {
-            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true } => {
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true, .. } => {
                 crate::cpu_kernels::quantized_matmul(x, w, scales, biases, *group_size, *bits)?
             }
-            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: false } => {
+            LinearKind::Quantized { w, scales, biases, group_size, laya_gpu: true, .. }
+                if crate::gpu_qmv::takes(x, scales.dim(1) * group_size, scales.dtype()) =>
+            {
+                crate::gpu_qmv::matmul(x, w, scales, biases, *group_size)?
+            }
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: false, .. } => {
                 ops::quantized_matmul(x, w, scales, biases, true, *group_size, *bits)?
             }
             LinearKind::Dense { w } => ops::matmul(x, w.t())?,
@@ -51,7 +59,7 @@ impl Linear {
     /// (w, scales, biases, group, bits, bias) when this map runs on Laya's CPU kernels.
     pub(crate) fn laya_parts(&self) -> Option<LayaParts<'_>> {
         match &self.kind {
-            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true } => {
+            LinearKind::Quantized { w, scales, biases, group_size, bits, laya_cpu: true, .. } => {
                 Some((w, scales, biases, *group_size, *bits, self.bias.as_ref()))
             }
             _ => None,
@@ -83,7 +91,7 @@ impl Linear {
                 let mut bi = vec![];
                 for p in parts {
                     match &p.kind {
-                        LinearKind::Quantized { w: pw, scales, biases, group_size: g, bits: b, laya_cpu: l }
+                        LinearKind::Quantized { w: pw, scales, biases, group_size: g, bits: b, laya_cpu: l, .. }
                             if g == group_size && b == bits && l == laya_cpu =>
                         {
                             w.push(pw);
@@ -93,7 +101,15 @@ impl Linear {
                         _ => return Ok(None),
                     }
                 }
-                LinearKind::Quantized { w: cat(w)?, scales: cat(sc)?, biases: cat(bi)?, group_size: *group_size, bits: *bits, laya_cpu: *laya_cpu }
+                LinearKind::Quantized {
+                    w: cat(w)?,
+                    scales: cat(sc)?,
+                    biases: cat(bi)?,
+                    group_size: *group_size,
+                    bits: *bits,
+                    laya_cpu: *laya_cpu,
+                    laya_gpu: false,
+                }
             }
             Some(LinearKind::Dense { .. }) => {
                 let mut w = vec![];
@@ -118,6 +134,27 @@ impl Linear {
         }
     }
 
+    /// Turns Laya's one-row GPU kernel on (where it suits this matrix) or off; returns whether
+    /// it is on.
+    pub(crate) fn set_gpu_qmv(&mut self, on: bool) -> bool {
+        match &mut self.kind {
+            LinearKind::Quantized { w, scales, group_size, bits, laya_cpu: false, laya_gpu, .. } => {
+                let (rows, cols) = (w.dim(0), scales.dim(1) * *group_size);
+                *laya_gpu = on && crate::gpu_qmv::suits(rows, cols, *group_size, *bits, scales.dtype());
+                *laya_gpu
+            }
+            _ => false,
+        }
+    }
+
+    /// The quantized matrix (w, scales, biases, group) when it takes Laya's GPU kernel.
+    pub(crate) fn gpu_qmv_parts(&self) -> Option<QuantizedParts<'_>> {
+        match &self.kind {
+            LinearKind::Quantized { w, scales, biases, group_size, laya_gpu: true, .. } => Some((w, scales, biases, *group_size)),
+            _ => None,
+        }
+    }
+
     fn arrays(&self) -> Vec<&Array> {
         let mut v: Vec<&Array> = match &self.kind {
             LinearKind::Quantized { w, scales, biases, .. } => vec![w, scales, biases],
@@ -136,6 +173,9 @@ pub(crate) struct Projections {
     parts: Vec<Linear>,
     /// Output sizes of the parts, in order.
     sizes: Vec<i32>,
+    /// Gate and up, with silu(gate) * up, run as one kernel of Laya's on a CUDA GPU for one-row
+    /// inputs ([`crate::gpu_qmv::gate_up_silu`]); set after loading, cleared if it disagrees.
+    gpu_gate_up: bool,
 }
 
 impl Projections {
@@ -147,7 +187,7 @@ impl Projections {
         // GPU keeps mlx-lm's separate projections.
         let on_laya_cpu = parts.iter().all(|p| p.laya_parts().is_some());
         let fused = if on_laya_cpu { Linear::stack(&parts)? } else { None };
-        Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes })
+        Ok(Self { parts: if fused.is_some() { vec![] } else { parts }, fused, sizes, gpu_gate_up: false })
     }
 
     /// x: [..., in] -> one [..., size_i] per part.
@@ -167,6 +207,28 @@ impl Projections {
         }
     }
 
+    /// silu(gate) * up of x through Laya's GPU kernel, when these are gate and up, it is on and x
+    /// is one row on the GPU; None otherwise (the caller runs the parts).
+    pub(crate) fn gate_up_silu(&self, x: &Array) -> Result<Option<Array>> {
+        match self.gpu_gate_up_parts() {
+            Some((gate, up)) if self.gpu_gate_up && crate::gpu_qmv::takes(x, gate.1.dim(1) * gate.3, gate.1.dtype()) => {
+                Ok(Some(crate::gpu_qmv::gate_up_silu(x, gate, up)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The two matrices, when these are two bias-free maps of one shape that take Laya's GPU kernel.
+    pub(crate) fn gpu_gate_up_parts(&self) -> Option<(QuantizedParts<'_>, QuantizedParts<'_>)> {
+        match self.parts.as_slice() {
+            [a, b] if a.bias.is_none() && b.bias.is_none() => {
+                let (pa, pb) = (a.gpu_qmv_parts()?, b.gpu_qmv_parts()?);
+                (pa.0.shape() == pb.0.shape() && pa.1.shape() == pb.1.shape() && pa.3 == pb.3).then_some((pa, pb))
+            }
+            _ => None,
+        }
+    }
+
     /// The fused map, when the parts could be stacked.
     pub(crate) fn fused(&self) -> Option<&Linear> {
         self.fused.as_ref()
@@ -178,6 +240,14 @@ impl Projections {
 
     fn arrays(&self) -> Vec<&Array> {
         self.fused.iter().chain(&self.parts).flat_map(Linear::arrays).collect()
+    }
+
+    fn linears(&self) -> impl Iterator<Item = &Linear> {
+        self.fused.iter().chain(&self.parts)
+    }
+
+    fn linears_mut(&mut self) -> impl Iterator<Item = &mut Linear> {
+        self.fused.iter_mut().chain(&mut self.parts)
     }
 }
 
@@ -226,6 +296,40 @@ impl Weights {
         }
         v.extend(self.rope_periods.iter());
         v
+    }
+
+    /// Every linear map of the layers and the head (not the embedding, which is read by rows), in
+    /// order: layer 0's first.
+    pub(crate) fn linears(&self) -> Vec<&Linear> {
+        let mut v = Vec::new();
+        for l in &self.layers {
+            v.extend(l.qkv.linears());
+            v.push(&l.o);
+            v.extend(l.gate_up.linears());
+            v.push(&l.down);
+        }
+        v.push(self.head());
+        v
+    }
+
+    /// Turns Laya's one-row GPU kernel on or off for every map it suits (see [`Linear::set_gpu_qmv`]);
+    /// returns how many take it.
+    pub(crate) fn set_gpu_qmv(&mut self, on: bool) -> usize {
+        let mut n = 0;
+        for l in &mut self.layers {
+            for lin in l.qkv.linears_mut().chain(l.gate_up.linears_mut()).chain([&mut l.o, &mut l.down]) {
+                n += lin.set_gpu_qmv(on) as usize;
+            }
+            l.gate_up.gpu_gate_up = on && l.gate_up.gpu_gate_up_parts().is_some();
+        }
+        n + self.head.as_mut().unwrap_or(&mut self.embed).set_gpu_qmv(on) as usize
+    }
+
+    /// Turns the gate/up kernel off in every layer (the single matmuls stay as they are).
+    pub(crate) fn clear_gpu_gate_up(&mut self) {
+        for l in &mut self.layers {
+            l.gate_up.gpu_gate_up = false;
+        }
     }
 
     pub(crate) fn nbytes(&self) -> usize {
@@ -402,7 +506,15 @@ impl Loader<'_> {
                 // Gemma's Q4_K_M has them) are widened to 8 bits, exactly (same scale and bias),
                 // rather than left to MLX's CPU kernels, which are ~20x slower.
                 let (w, bits) = if laya_cpu && !matches!(bits, 4 | 8) { (widen_to_8(&w, bits)?, 8) } else { (w, bits) };
-                LinearKind::Quantized { w, scales: self.float(scales)?, biases: self.float(biases)?, group_size: group, bits, laya_cpu }
+                LinearKind::Quantized {
+                    w,
+                    scales: self.float(scales)?,
+                    biases: self.float(biases)?,
+                    group_size: group,
+                    bits,
+                    laya_cpu,
+                    laya_gpu: false,
+                }
             }
             None => {
                 if w.shape() != [out as i32, inp as i32] {
