@@ -109,6 +109,35 @@ def load_scowl(d):
     return best
 
 
+# US spellings and their British twins, as SCOWL lists them ("harbor" and "harbour"): SymSpell's
+# list lacks a couple of hundred of the US forms whose British twin it has with a large count.
+TWIN_RULES = (("our", "or"), ("re", "er"), ("res", "ers"), ("ise", "ize"), ("isation", "ization"),
+              ("yse", "yze"), ("ogue", "og"), ("ence", "ense"), ("ll", "l"))
+
+
+def load_spelling(d, spelling):
+    """The lowercase words of one of SCOWL's spellings ("american", "british"), every size."""
+    words = set()
+    for fn in sorted(os.listdir(d)):
+        name, _, lvl = fn.rpartition(".")
+        if name == f"{spelling}-words" and lvl.isdigit():
+            words.update(w.lower() for w in read_lines(os.path.join(d, fn)))
+    return words
+
+
+def british_twin(us, british, sym):
+    """The British form of a US-only word that SymSpell counts ("harbor" -> "harbour",
+    "traveler" -> "traveller", "kilometers" -> "kilometres"), or None."""
+    for uk, us_part in TWIN_RULES:
+        at = us.find(us_part)
+        while at >= 0:
+            twin = us[:at] + uk + us[at + len(us_part):]
+            if twin in british and twin in sym:
+                return twin
+            at = us.find(us_part, at + 1)
+    return None
+
+
 # ---- cased corpus ------------------------------------------------------------------------------
 P_RE = re.compile(r"<(p)\b[^>]*>(.*?)</\1>", re.S | re.I)  # paragraphs only: lists hold link titles
 DROP_RE = re.compile(r"<(pre|table|script|style)\b.*?</\1>", re.S | re.I)
@@ -252,6 +281,8 @@ def main():
 
     sym = load_symspell(args.symspell)
     scowl = load_scowl(args.scowl) if args.scowl else {}
+    american = load_spelling(args.scowl, "american") if args.scowl else set()
+    british = load_spelling(args.scowl, "british") | load_spelling(args.scowl, "british_z") if args.scowl else set()
     if not scowl:
         print("lexicon: warning: no SCOWL lists; the lexicon is SymSpell's, all lowercase", file=sys.stderr)
 
@@ -302,6 +333,10 @@ def main():
             best_lvl = min(scowl[f][0] for f in forms)
             total = FLOOR_BY_LEVEL[best_lvl]
             stats["scowl only"] += 1
+            twin = british_twin(key, british, sym) if key in american else None
+            if twin:
+                total = max(total, sym[twin])  # the US form is as common as its British twin
+                stats["US form, its British twin's count"] += 1
             # SymSpell matched SCOWL's lowercase words only, so it lost acronyms (OK, TV, URL,
             # NASA); the corpus says which of these are common, within a modest cap.
             hits = folded_c[key] if have_corpus and len(key) > 2 else 0  # "x", "kw", "fd": code
