@@ -470,11 +470,11 @@ impl Speller {
             }
             let mut special: Vec<Special> = vec![];
             let (kind, cands, uncontested) = if !self.is_known(word) {
-                if hyphen_joined(text, start, end) {
+                if hyphen_joined(text, start, end, char::is_alphanumeric) {
                     // Part of a compound of its own making, most often a name ("aho-corasick",
                     // "regex-automata", "hardware-rng", "env-logger"): read as a piece of code
                     // is, a slip only where a common word is one likely slip away.
-                    if joined_to_number(text, start, end) {
+                    if hyphen_joined(text, start, end, |c| c.is_ascii_digit()) {
                         continue;
                     }
                     if let Some(suggestions) = self.code_slip(word) {
@@ -1100,19 +1100,13 @@ fn sentence_start(text: &str, start: usize) -> bool {
     before.is_empty() || before.ends_with(['.', '!', '?', ':']) || gap.contains("\n\n") || marked_line
 }
 
-/// Whether the word at `text[start..end]` is joined to another by a hyphen ("aho-corasick").
-fn hyphen_joined(text: &str, start: usize, end: usize) -> bool {
+/// Whether the word at `text[start..end]` is joined by a hyphen to a character `joins` accepts:
+/// to another word ("aho-corasick"), or to a number ("Modula-3", "x86-64": a name, as letters
+/// next to a digit in code are).
+fn hyphen_joined(text: &str, start: usize, end: usize, joins: impl Fn(char) -> bool) -> bool {
     let before = text[..start].strip_suffix('-').and_then(|t| t.chars().next_back());
     let after = text[end..].strip_prefix('-').and_then(|t| t.chars().next());
-    before.is_some_and(char::is_alphanumeric) || after.is_some_and(char::is_alphanumeric)
-}
-
-/// Whether the word at `text[start..end]` is joined to a number by a hyphen ("Modula-3",
-/// "x86-64"): a name, as letters next to a digit in code are.
-fn joined_to_number(text: &str, start: usize, end: usize) -> bool {
-    let before = text[..start].strip_suffix('-').and_then(|t| t.chars().next_back());
-    let after = text[end..].strip_prefix('-').and_then(|t| t.chars().next());
-    before.is_some_and(|c| c.is_ascii_digit()) || after.is_some_and(|c| c.is_ascii_digit())
+    before.is_some_and(&joins) || after.is_some_and(&joins)
 }
 
 /// Whether the word at `text[start..end]` stands next to another part of a name: a capitalized
