@@ -94,15 +94,38 @@ fn difference(c: &Array, g: &Array) -> Result<f32> {
     if c.shape() != g.shape() {
         return Ok(f32::INFINITY);
     }
-    let (diff, scale) = mlx_rs::with_device(Device::cpu(), || -> Result<(f32, f32)> {
-        let c = c.as_dtype(mlx_rs::Dtype::Float32)?;
-        let g = g.as_dtype(mlx_rs::Dtype::Float32)?;
-        Ok((c.subtract(&g)?.abs()?.max(None)?.item_exact::<f32>(), c.abs()?.max(None)?.item_exact::<f32>().max(1.0)))
-    })?;
+    mlx_rs::with_device(Device::cpu(), || relative_difference(c, g, 1.0))
+}
+
+/// max |other - reference| / max(floor, max |reference|) in f32, on the default device; infinite
+/// where the difference is not a number.
+pub(crate) fn relative_difference(reference: &Array, other: &Array, floor: f32) -> Result<f32> {
+    let (r, o) = (reference.as_dtype(mlx_rs::Dtype::Float32)?, other.as_dtype(mlx_rs::Dtype::Float32)?);
+    let diff = o.subtract(&r)?.abs()?.max(None)?.item_exact::<f32>();
+    let scale = r.abs()?.max(None)?.item_exact::<f32>().max(floor);
     Ok(if diff.is_nan() { f32::INFINITY } else { diff / scale })
 }
 
 /// Whether MLX's default device is a GPU.
 pub(crate) fn on_gpu() -> bool {
     matches!(Device::try_default().and_then(|d| d.get_type()), Ok(DeviceType::Gpu))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_difference_is_scaled_by_the_reference_above_its_floor() {
+        let reference = Array::from_slice(&[1.0f32, -2.0], &[2]);
+        let other = Array::from_slice(&[1.0f32, -1.5], &[2]);
+        assert_eq!(relative_difference(&reference, &other, 1.0).unwrap(), 0.25);
+        let small = Array::from_slice(&[0.01f32, -0.02], &[2]);
+        let near = Array::from_slice(&[0.01f32, -0.015], &[2]);
+        assert!((relative_difference(&small, &near, f32::MIN_POSITIVE).unwrap() - 0.25).abs() < 1e-6);
+        assert!((relative_difference(&small, &near, 1.0).unwrap() - 0.005).abs() < 1e-7);
+        let nan = Array::from_slice(&[f32::NAN, 0.0], &[2]);
+        assert_eq!(relative_difference(&reference, &nan, 1.0).unwrap(), f32::INFINITY);
+        assert_eq!(difference(&reference, &Array::from_slice(&[1.0f32], &[1])).unwrap(), f32::INFINITY);
+    }
 }

@@ -191,10 +191,20 @@ impl Kernel {
 /// `ops::quantized_matmul(x, w, scales, biases, true, group, 4)` computes it, on the GPU.
 pub(crate) fn matmul(x: &Array, w: &Array, scales: &Array, biases: &Array, group: i32) -> Result<Array> {
     let (rows, cols) = (w.dim(0), scales.dim(1) * group);
+    one_row(x, cols, scales, biases)?;
+    like_x(x, launch(Body::Matmul, x, &[w, scales, biases], rows, cols, group)?, rows)
+}
+
+/// An error unless `x` is one row of `cols` values of the dtype of `scales` and `biases`.
+fn one_row(x: &Array, cols: i32, scales: &Array, biases: &Array) -> Result<()> {
     if x.size() != cols as usize || scales.dtype() != x.dtype() || biases.dtype() != x.dtype() {
         return Err(ModelError::Input(format!("Laya's GPU matmul takes one row of {cols} values of its scales' dtype")));
     }
-    let out = launch(Body::Matmul, x, &[w, scales, biases], rows, cols, group)?;
+    Ok(())
+}
+
+/// A kernel's output [rows] in x's shape with its last dimension `rows`.
+fn like_x(x: &Array, out: Array, rows: i32) -> Result<Array> {
     let mut shape = x.shape().to_vec();
     match shape.last_mut() {
         Some(last) => *last = rows,
@@ -213,16 +223,8 @@ pub(crate) fn gate_up_silu(x: &Array, gate: QuantizedParts<'_>, up: QuantizedPar
     {
         return Err(ModelError::Input("Laya's GPU gate/up kernel takes two matrices of one shape and dtype".into()));
     }
-    if x.size() != cols as usize || scales.dtype() != x.dtype() || biases.dtype() != x.dtype() {
-        return Err(ModelError::Input(format!("Laya's GPU matmul takes one row of {cols} values of its scales' dtype")));
-    }
-    let out = launch(Body::GateUp, x, &[w, scales, biases, w2, scales2, biases2], rows, cols, group)?;
-    let mut shape = x.shape().to_vec();
-    match shape.last_mut() {
-        Some(last) => *last = rows,
-        None => shape.push(rows),
-    }
-    Ok(if shape.len() == 1 { out } else { out.reshape(&shape)? })
+    one_row(x, cols, scales, biases)?;
+    like_x(x, launch(Body::GateUp, x, &[w, scales, biases, w2, scales2, biases2], rows, cols, group)?, rows)
 }
 
 /// A quantized matrix as the kernels take it: (w, scales, biases, group).
@@ -275,12 +277,9 @@ fn probe(cols: i32, dtype: Dtype) -> Result<Array> {
     Ok(Array::from_slice(&values, &[1, cols]).as_dtype(dtype)?)
 }
 
-/// max |ours - mlx| / max |mlx|, in f32.
+/// max |ours - mlx| / max |mlx|, in f32 (the outputs may be small: no floor under the scale).
 fn relative(ours: &Array, mlx: &Array) -> Result<f32> {
-    let (ours, mlx) = (ours.as_dtype(Dtype::Float32)?, mlx.as_dtype(Dtype::Float32)?);
-    let diff = ours.subtract(&mlx)?.abs()?.max(None)?.item_exact::<f32>();
-    let scale = mlx.abs()?.max(None)?.item_exact::<f32>().max(f32::MIN_POSITIVE);
-    Ok(if diff.is_nan() { f32::INFINITY } else { diff / scale })
+    crate::gpu_check::relative_difference(mlx, ours, f32::MIN_POSITIVE)
 }
 
 /// The largest difference between Laya's gate/up kernel and MLX's two matmuls and silu(gate) *
