@@ -50,9 +50,9 @@ pub struct KvCache {
 
 /// The next-token log-probs after the first `len` cached tokens followed by `path` (the tokens
 /// a search stepped to, the last one the step's), and what the step that computed them left at
-/// its position when it was kept. Valid while those `len` tokens stay cached, so a trim drops
-/// only the entries past its cut; where the cache goes on with the start of `path`, the entry
-/// is also the one after those cached tokens and the rest of it.
+/// its position when it was kept. Valid while those `len` tokens stay cached, so a trim re-roots
+/// the entries past its cut at the cut; where the cache goes on with the start of `path`, the
+/// entry is also the one after those cached tokens and the rest of it.
 #[derive(Clone)]
 struct Ahead {
     len: usize,
@@ -137,10 +137,18 @@ impl KvCache {
             self.clear();
             return Ok(());
         }
-        self.tokens.truncate(len);
         self.next_logprobs = None;
         self.hidden.retain(|(start, _)| *start < len);
-        self.lookahead.retain(|a| a.len <= len);
+        // An entry kept past the cut stays true of the same tokens: it is re-rooted at the cut,
+        // the cut tokens put before its path. A search that stepped on from a word the cache
+        // went on with (a phrase's next word) is then found again once the cache goes on with
+        // that word again, as the next keystroke's prefill does.
+        let cut = &self.tokens[len..];
+        for a in self.lookahead.iter_mut().filter(|a| a.len > len) {
+            a.path.splice(0..0, cut[..a.len - len].iter().copied());
+            a.len = len;
+        }
+        self.tokens.truncate(len);
         Ok(())
     }
 

@@ -76,7 +76,7 @@ fn trim_and_re_extend_equals_a_fresh_run() {
 }
 
 #[test]
-fn log_probs_past_the_cached_tokens_are_kept_until_a_trim_cuts_them() {
+fn log_probs_past_the_cached_tokens_are_kept_for_the_tokens_they_follow() {
     let _mlx = mlx_lock();
     let model = default_model();
     let ids = model.tokenizer.encode("It was a bright cold day in April, and the clocks").unwrap();
@@ -98,13 +98,19 @@ fn log_probs_past_the_cached_tokens_are_kept_until_a_trim_cuts_them() {
     assert_eq!(cache.lookahead(t).as_deref(), Some(&after_t[..]));
     assert!(cache.lookahead(ids[n + 1]).is_none(), "kept for one token only");
     // It is the context's: a longer context does not see it, and it is there again after a
-    // trim back to that context, but not after a trim that cuts into the context.
+    // trim back to that context. A trim that cuts into the context keeps it for the same
+    // tokens: it is found again once the cache goes on with them, and not after others.
     model.prefill(&mut cache, &ids).unwrap();
     assert!(cache.lookahead(t).is_none());
     model.prefill(&mut cache, &ids[..n]).unwrap();
     assert_eq!(cache.lookahead(t).as_deref(), Some(&after_t[..]));
     model.prefill(&mut cache, &ids[..n - 1]).unwrap();
+    assert!(cache.lookahead(t).is_none());
+    assert_eq!(cache.lookahead_path(&[ids[n - 1], t]).as_deref(), Some(&after_t[..]));
     model.prefill(&mut cache, &ids[..n]).unwrap();
+    assert_eq!(cache.lookahead(t).as_deref(), Some(&after_t[..]));
+    let other = [&ids[..n - 1], &[ids[n + 2]]].concat();
+    model.prefill(&mut cache, &other).unwrap();
     assert!(cache.lookahead(t).is_none());
     // A fork of many rows keeps none.
     let mut fork = cache.fork();
