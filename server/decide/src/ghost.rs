@@ -1,6 +1,6 @@
 //! Ghost text: the one suggestion an editor shows at the cursor, or none. Decides whether the
 //! model is confident enough to show anything, extends a word to a phrase the writer already
-//! wrote (with recall; the model's own phrases do not grow yet, see the note at the loop below),
+//! wrote (with recall) or one the model is sure of word by word,
 //! corrects a misspelled prefix ("recie" -> "receive"), and stays quiet outside prose.
 
 use laya_model::{KvCache, Model};
@@ -174,18 +174,19 @@ pub fn ghost(
             return Ok(adds_enough(&out.insert, mid_word, opts).then_some(out));
         }
     }
-    // A phrase: more words while the model is sure of each.
-    // NOTE: asked on text that ends inside a word, `complete_with` only completes that word, so
-    // no model phrase grows here. Asking after a space grows them (+0.3 to +1.7 points of
-    // keystrokes saved, +0.4 to +1.3 points wrong on data/dev/prose) but costs the space's ghost
-    // text a forward that the work ahead had saved, and the replay's p99 ~4 ms: not yet done
-    // (docs/benchmarks.md, "Ghost text and the writer's own words").
+    // A phrase: more words while the model is sure of each, each asked for after a space (on
+    // the text ending in the word, the search would only complete that word). The forwards
+    // this costs are mostly worked out while idle: the steps of each word are kept in the
+    // cache (a trim keeps them, re-rooted: `KvCache::trim`), so the next keystrokes, and the
+    // space after a known word worked out ahead, find them.
     let mut text = format!("{before}{}", out.insert);
     while out.words < opts.max_words {
+        text.push(' ');
         let next = complete_with(model, vocab, cache, &text, 1, GHOST_BEAM, false, opts.phrase_threshold)?;
         match next.first() {
-            Some(s) if s.kind == SuggestionKind::NextWord && s.logprob.exp() >= opts.phrase_threshold && !s.insert.is_empty() => {
+            Some(s) if s.kind == SuggestionKind::NextWord && s.logprob.exp() >= opts.phrase_threshold && !s.insert.is_empty() && known(&s.word) => {
                 text.push_str(&s.insert);
+                out.insert.push(' ');
                 out.insert.push_str(&s.insert);
                 out.words += 1;
             }

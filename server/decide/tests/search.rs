@@ -141,3 +141,39 @@ fn completion_lists_from_one_cache_equal_those_of_a_fresh_cache() {
         }
     }
 }
+
+#[test]
+fn a_phrase_grows_word_by_word_and_its_steps_outlive_the_next_keystrokes_trim() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = Model::load(&default_model_path()).expect("the default model loads");
+    let vocab = Vocab::new(&model).unwrap();
+    let opts = GhostOptions::default();
+    let forwards = || model.forward_count().0;
+    // The model is sure of "earth" and then of "a": one suggestion of two words.
+    let word = "Four score and seven years ago our fathers brought forth on this";
+    let space = format!("{word} ");
+    let mut fresh = KvCache::new();
+    let g = ghost(&model, &vocab, None, None, &mut fresh, &space, "", &opts).unwrap().expect("a suggestion");
+    assert_eq!((g.insert.as_str(), g.words), ("earth a", 2), "{g:?}");
+    // As the server works out the space after a known word while idle: the word's keystroke,
+    // then the space's ghost text on the same cache. The space's real keystroke comes after
+    // the word's own ghost text cut the cache back to the word: the phrase's steps were kept
+    // past that cut, so it costs no forward, and it is the same phrase.
+    let mut cache = KvCache::new();
+    ghost(&model, &vocab, None, None, &mut cache, word, "", &opts).unwrap();
+    let first = ghost(&model, &vocab, None, None, &mut cache, &space, "", &opts).unwrap();
+    assert_eq!(first.map(|a| (a.insert, a.words, (a.probability - g.probability).abs() < 1e-3)), Some((g.insert.clone(), 2, true)));
+    ghost(&model, &vocab, None, None, &mut cache, word, "", &opts).unwrap();
+    let f0 = forwards();
+    let again = ghost(&model, &vocab, None, None, &mut cache, &space, "", &opts).unwrap();
+    assert_eq!(forwards(), f0, "the phrase was computed again");
+    assert_eq!(again.map(|a| (a.insert, a.words, (a.probability - g.probability).abs() < 1e-3)), Some((g.insert.clone(), 2, true)));
+    // Typed letter by letter into one cache, the phrase is the one a fresh cache grows.
+    let mut warm = KvCache::new();
+    for (i, c) in "earth a".char_indices() {
+        let typed = format!("{space}{}", &"earth a"[..i]);
+        let a = ghost(&model, &vocab, None, None, &mut warm, &typed, "", &opts).unwrap();
+        let b = ghost(&model, &vocab, None, None, &mut KvCache::new(), &typed, "", &opts).unwrap();
+        assert_eq!(a.as_ref().map(|g| (&g.insert, g.words)), b.as_ref().map(|g| (&g.insert, g.words)), "{typed:?} then {c:?}");
+    }
+}

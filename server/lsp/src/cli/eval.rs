@@ -59,6 +59,9 @@ struct Common {
     /// Least probability for a whole next word, nothing of it typed, to show (next-word).
     #[arg(long, default_value_t = GhostOptions::default().next_threshold)]
     next_threshold: f32,
+    /// Least probability of each further word for ghost text to grow into a phrase (next-word).
+    #[arg(long, default_value_t = GhostOptions::default().phrase_threshold)]
+    phrase_threshold: f32,
     /// Run this spell checker on the same items and report it beside Laya (typos: aspell,
     /// hunspell; context: harper, cspell; pinyin: rime). Repeatable. `make spell-peers` installs them.
     #[arg(long, value_enum)]
@@ -75,6 +78,11 @@ struct Common {
     /// it is half that, and its share for the writer's own words (next-word; for tuning).
     #[arg(long, value_name = "W3,W2,W1,EVIDENCE,OWN", value_delimiter = ',')]
     recall_weights: Option<Vec<f32>>,
+    /// The ceiling of this model's ghost text (next-word): every bar at 0, and a suggestion
+    /// counted only where its first word is right, as if a perfect judge hid the wrong ones.
+    /// What it saves no calibration of the bars can beat.
+    #[arg(long)]
+    oracle: bool,
     #[command(flatten)]
     model: ModelArgs,
 }
@@ -186,7 +194,14 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         Some(w) => Some(RecallOptions { weight: [w[0], w[1], w[2]], evidence: w[3], own_weight: w[4], ..RecallOptions::default() }),
         None => (c.recall || c.workspace.is_some()).then(RecallOptions::default),
     };
-    let opts = GhostOptions { threshold: c.threshold, next_threshold: c.next_threshold, recall, ..GhostOptions::default() };
+    let bar = |t: f32| if c.oracle { 0.0 } else { t };
+    let opts = GhostOptions {
+        threshold: bar(c.threshold),
+        next_threshold: bar(c.next_threshold),
+        phrase_threshold: bar(c.phrase_threshold),
+        recall,
+        ..GhostOptions::default()
+    };
     let workspace_files = match &c.workspace {
         Some(dir) => workspace_texts(dir, &c.files)?,
         None => vec![],
@@ -256,6 +271,13 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
                         let typed = before.chars().rev().take_while(|&ch| laya_text::is_word_char(ch)).count();
                         writeln!(f, "{typed}\t{}\t{}\t{}", g.probability, (n > 0) as u8, g.insert.chars().count())?;
                     }
+                    if n == 0 && c.oracle {
+                        shown -= 1; // hidden by the judge
+                        shown_next -= next as usize;
+                        keys += 1;
+                        i += 1;
+                        continue;
+                    }
                     if n > 0 {
                         accepted += 1;
                         keys += words;
@@ -289,6 +311,8 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         "wrong_shown": wrong,
         "wrong_share": ratio(wrong, shown),
         "next_threshold": c.next_threshold,
+        "phrase_threshold": c.phrase_threshold,
+        "oracle": c.oracle,
         "whole_next_words": {"shown": shown_next, "wrong": wrong_next},
         "word_endings": {"shown": shown - shown_next, "wrong": wrong - wrong_next},
         "next_word": {"words": words_seen, "top1": ratio(top1, words_seen), "top3": ratio(top3, words_seen)},
