@@ -197,7 +197,7 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
     // from the cache's lookahead: the fork catches up only if a later step needs a forward).
     let mut fork_current = true;
     let mut logprobs: Vec<Arc<[f32]>> = vec![Arc::from(model.next_logprobs(cache)?)];
-    let prefix_mass = log_sum_exp(vocab.candidates("", typed).iter().map(|&id| logprobs[0][id as usize]));
+    let prefix_mass = prefix_mass(vocab, &logprobs[0], typed);
     let mut live = vec![Beam { tokens: vec![], text: String::new(), logprob: 0.0 }];
     let mut finished: Vec<Beam> = Vec::new();
     for step in 0..=MAX_WORD_TOKENS {
@@ -280,11 +280,18 @@ fn search(model: &Model, vocab: &Vocab, cache: &mut KvCache, typed: &str, n: usi
 pub(crate) fn first_steps(vocab: &Vocab, lp: &[f32], typed: &str, beam: usize, min_prob: f32) -> Vec<u32> {
     let floor = min_prob.ln();
     let cands = vocab.candidates("", typed);
-    let prefix_mass = log_sum_exp(cands.iter().map(|&id| lp[id as usize]));
+    let prefix_mass = prefix_mass(vocab, lp, typed);
     let mut next: Vec<(usize, u32, f32)> =
         cands.iter().map(|&id| (0, id, lp[id as usize])).filter(|e| e.2 > -25.0 && e.2 - prefix_mass.min(0.0) >= floor).collect();
     best_first(&mut next, beam.max(1));
     next.into_iter().map(|e| e.1).collect()
+}
+
+/// The log of the mass of every first token that agrees with `typed`, given the log-probs after
+/// the context: an upper bound of P(the text goes on as typed) (a token shorter than `typed` may
+/// still go elsewhere).
+pub(crate) fn prefix_mass(vocab: &Vocab, lp: &[f32], typed: &str) -> f32 {
+    log_sum_exp(vocab.candidates("", typed).iter().map(|&id| lp[id as usize]))
 }
 
 /// The characters a word that starts with `typed` may go on with, by the mass of the tokens
