@@ -179,8 +179,11 @@ pub fn ghost(
     // this costs are mostly worked out while idle: the steps of each word are kept in the
     // cache (a trim keeps them, re-rooted: `KvCache::trim`), so the next keystrokes, and the
     // space after a known word worked out ahead, find them.
+    // Not after a word of a script written without spaces (Chinese): its next word does not
+    // follow a space, so a phrase grown this way would put one into the text.
+    let spaced = out.insert.chars().last().is_some_and(|c| !laya_text::is_spaceless(c));
     let mut text = format!("{before}{}", out.insert);
-    while out.words < opts.max_words {
+    while spaced && out.words < opts.max_words {
         text.push(' ');
         let next = complete_with(model, vocab, cache, &text, 1, GHOST_BEAM, false, opts.phrase_threshold)?;
         match next.first() {
