@@ -260,9 +260,6 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
             budget -= 1;
             match g {
                 Some(g) if g.replace == 0 && !g.insert.is_empty() => {
-                    shown += 1;
-                    let next = !before.ends_with(|ch: char| laya_text::is_word_char(ch));
-                    shown_next += next as usize;
                     // Accept the whole suggestion with one key, or the words of a phrase that
                     // are right with one key each (an editor's accept-next-word).
                     let (n, words) = accepted_part(&g.insert, rest);
@@ -271,23 +268,22 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
                         let typed = before.chars().rev().take_while(|&ch| laya_text::is_word_char(ch)).count();
                         writeln!(f, "{typed}\t{}\t{}\t{}", g.probability, (n > 0) as u8, g.insert.chars().count())?;
                     }
-                    if n == 0 && c.oracle {
-                        shown -= 1; // hidden by the judge
-                        shown_next -= next as usize;
-                        keys += 1;
-                        i += 1;
-                        continue;
+                    // With --oracle a perfect judge hides a wrong one: as if nothing were shown.
+                    if n > 0 || !c.oracle {
+                        shown += 1;
+                        let next = !before.ends_with(|ch: char| laya_text::is_word_char(ch));
+                        shown_next += next as usize;
+                        if n > 0 {
+                            accepted += 1;
+                            keys += words;
+                            total_chars += n - 1;
+                            i += n;
+                            continue;
+                        }
+                        wrong += 1;
+                        wrong_next += next as usize;
+                        turned_down.record(before, &g);
                     }
-                    if n > 0 {
-                        accepted += 1;
-                        keys += words;
-                        total_chars += n - 1;
-                        i += n;
-                        continue;
-                    }
-                    wrong += 1;
-                    wrong_next += next as usize;
-                    turned_down.record(before, &g);
                 }
                 Some(_) => {}
                 None => {}
