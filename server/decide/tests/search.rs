@@ -2,7 +2,7 @@
 //! keystrokes (the log-probs a search stepped to) changes what a keystroke costs, never what
 //! it suggests.
 
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use laya_decide::{complete_with, ghost, letters_ahead, step_ahead, GhostOptions, Vocab};
 use laya_model::{KvCache, Model};
@@ -12,13 +12,19 @@ use common::default_model_path;
 
 static MLX: Mutex<()> = Mutex::new(());
 
-#[test]
-fn typing_into_one_cache_suggests_what_a_fresh_cache_does_with_fewer_forwards() {
-    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+/// The lock that lets one test at a time run MLX, the default model and its vocabulary.
+fn default_model() -> (MutexGuard<'static, ()>, Model, Vocab) {
+    let mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let path = default_model_path();
     assert!(path.exists(), "the default model is missing at {}: run `make model`", path.display());
     let model = Model::load(&path).expect("the default model loads");
     let vocab = Vocab::new(&model).unwrap();
+    (mlx, model, vocab)
+}
+
+#[test]
+fn typing_into_one_cache_suggests_what_a_fresh_cache_does_with_fewer_forwards() {
+    let (_mlx, model, vocab) = default_model();
     let text = "The capital of France is Paris, and the capital of Germany is Berlin. I would like to thank";
     let mut warm = KvCache::new();
     let (mut warm_forwards, mut fresh_forwards) = (0, 0);
@@ -48,9 +54,7 @@ fn typing_into_one_cache_suggests_what_a_fresh_cache_does_with_fewer_forwards() 
 
 #[test]
 fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_nothing() {
-    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
-    let model = Model::load(&default_model_path()).expect("the default model loads");
-    let vocab = Vocab::new(&model).unwrap();
+    let (_mlx, model, vocab) = default_model();
     let opts = GhostOptions::default();
     let forwards = || model.forward_count().0;
     let mut planned = 0;
@@ -101,9 +105,7 @@ fn a_letter_or_mark_worked_out_ahead_spares_its_keystroke_a_forward_and_changes_
 
 #[test]
 fn typing_after_a_paragraph_break_never_cuts_the_cache_back() {
-    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
-    let model = Model::load(&default_model_path()).expect("the default model loads");
-    let vocab = Vocab::new(&model).unwrap();
+    let (_mlx, model, vocab) = default_model();
     let opts = GhostOptions::default();
     // At the end of a text "\n\n" is one token, before "You" two: a cache that held the first
     // would be cut back and the break computed again at the first word of every paragraph.
@@ -125,9 +127,7 @@ fn typing_after_a_paragraph_break_never_cuts_the_cache_back() {
 fn completion_lists_from_one_cache_equal_those_of_a_fresh_cache() {
     // Wide searches (eight hypotheses, nothing cut) step many rows at once, reorder them, and
     // keep what every step computed: the next keystroke must read back the same numbers.
-    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
-    let model = Model::load(&default_model_path()).expect("the default model loads");
-    let vocab = Vocab::new(&model).unwrap();
+    let (_mlx, model, vocab) = default_model();
     let text = "I would like to thank you for";
     let mut warm = KvCache::new();
     for end in (12..=text.len()).filter(|&i| text.is_char_boundary(i)) {
@@ -144,9 +144,7 @@ fn completion_lists_from_one_cache_equal_those_of_a_fresh_cache() {
 
 #[test]
 fn a_phrase_grows_word_by_word_and_its_steps_outlive_the_next_keystrokes_trim() {
-    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
-    let model = Model::load(&default_model_path()).expect("the default model loads");
-    let vocab = Vocab::new(&model).unwrap();
+    let (_mlx, model, vocab) = default_model();
     let opts = GhostOptions::default();
     let forwards = || model.forward_count().0;
     // The model is sure of "earth" and then of "a": one suggestion of two words.
@@ -161,13 +159,14 @@ fn a_phrase_grows_word_by_word_and_its_steps_outlive_the_next_keystrokes_trim() 
     // past that cut, so it costs no forward, and it is the same phrase.
     let mut cache = KvCache::new();
     ghost(&model, &vocab, None, None, &mut cache, word, "", &opts).unwrap();
+    let same_phrase = |a: Option<laya_decide::Ghost>| a.map(|a| (a.insert, a.words, (a.probability - g.probability).abs() < 1e-3));
     let first = ghost(&model, &vocab, None, None, &mut cache, &space, "", &opts).unwrap();
-    assert_eq!(first.map(|a| (a.insert, a.words, (a.probability - g.probability).abs() < 1e-3)), Some((g.insert.clone(), 2, true)));
+    assert_eq!(same_phrase(first), Some((g.insert.clone(), 2, true)));
     ghost(&model, &vocab, None, None, &mut cache, word, "", &opts).unwrap();
     let f0 = forwards();
     let again = ghost(&model, &vocab, None, None, &mut cache, &space, "", &opts).unwrap();
     assert_eq!(forwards(), f0, "the phrase was computed again");
-    assert_eq!(again.map(|a| (a.insert, a.words, (a.probability - g.probability).abs() < 1e-3)), Some((g.insert.clone(), 2, true)));
+    assert_eq!(same_phrase(again), Some((g.insert.clone(), 2, true)));
     // Typed letter by letter into one cache, the phrase is the one a fresh cache grows.
     let mut warm = KvCache::new();
     for (i, c) in "earth a".char_indices() {
