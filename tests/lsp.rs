@@ -768,6 +768,20 @@ fn a_suggestion_turned_down_twice_after_a_word_is_held_back_there() {
 }
 
 #[test]
+fn the_first_suggestion_in_another_script_waits_for_its_model_without_going_stale() {
+    // A latency budget far shorter than the multilingual model's load: the load is not the
+    // suggestion's wait, so it is answered once the model is in, not dropped as late.
+    let mut c = Client::start(json!({"latencyBudgetMs": 100}));
+    c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
+    let uri = "file:///tmp/laya-test/first-zh.md";
+    c.open(uri, "markdown", "中华人民共");
+    let r = c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, 5), "context": {"triggerKind": 2}}));
+    let ghost = r["result"]["items"][0]["insertText"].as_str().unwrap_or_else(|| panic!("no ghost text: {r}"));
+    assert!(ghost.starts_with("和"), "{r}");
+    c.shutdown().unwrap();
+}
+
+#[test]
 fn a_chinese_document_is_served_by_the_multilingual_model() {
     let mut c = Client::start(json!({"latencyBudgetMs": 20000}));
     c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");

@@ -133,9 +133,20 @@ impl Job {
 
     /// Jobs a writer is waiting for: they go before spelling checks. (Stats and Close too: they
     /// are instant, a status request must not wait behind minutes of checks, and a closed
-    /// document's cache is freed at once.)
+    /// document's cache is freed at once. A route loads the model a newly opened document needs
+    /// before that document's first key asks for it.)
     pub(crate) fn is_urgent(&self) -> bool {
-        matches!(self, Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. } | Job::Convert { .. } | Job::Stats { .. } | Job::Close { .. })
+        matches!(
+            self,
+            Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. } | Job::Convert { .. } | Job::Stats { .. } | Job::Close { .. } | Job::Route { .. }
+        )
+    }
+
+    /// Moves a suggestion's deadline `by` later (it waited on something not its own: a load).
+    pub(crate) fn postpone(&mut self, by: std::time::Duration) {
+        if let Job::Ghost { deadline, .. } | Job::Complete { deadline, .. } = self {
+            *deadline += by;
+        }
     }
 
     /// A suggestion job: only the newest one per document is worth running.

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 use laya_decide::{Ghost, GhostOptions, PinyinDict, Speller, TypedThrough, Vocab};
@@ -77,6 +77,9 @@ pub(crate) struct Worker {
     /// The writer's pace and what idle work costs, so idle work does not run into the next key.
     /// Rule: it decides only whether and when idle work runs, never an answer.
     pub(crate) pace: Pace,
+    /// Time the last job spent loading a model: the jobs that waited through it get it added
+    /// to their deadlines (a first Chinese document's load is not the writer's to wait out).
+    pub(crate) loading: Duration,
 }
 
 impl Worker {
@@ -105,6 +108,7 @@ impl Worker {
             check_ahead: None,
             letters: None,
             pace: Pace::default(),
+            loading: Duration::ZERO,
         }
     }
 
@@ -229,6 +233,19 @@ impl Worker {
                     keep_recent(f, (f1 - f0) as f64);
                     keep_recent(t, (t1 - t0) as f64);
                 }
+            }
+            // Rule: the time a job spent loading a model does not count against the latency
+            // budget of the jobs that waited for it. Every job sent before the load ended is in
+            // the queue now, and each gets the whole load's time (one that came in during it
+            // gets a little more than it waited).
+            if !self.loading.is_zero() {
+                while let Ok(j) = rx.try_recv() {
+                    queue.push_back(j);
+                }
+                for j in queue.iter_mut() {
+                    j.postpone(self.loading);
+                }
+                self.loading = Duration::ZERO;
             }
             if r.is_err() {
                 tracing::error!("a decision panicked; the job was dropped");
@@ -590,8 +607,15 @@ impl Worker {
     }
 
     /// Loads one model and its vocabulary index, or says why it could not.
-    fn load_model(&self, path: &std::path::Path) -> Result<Loaded, String> {
-        let m = Model::load_with(path, self.locations.load).map_err(|e| format!("cannot load the model {}: {e}", path.display()))?;
+    fn load_model(&mut self, path: &std::path::Path) -> Result<Loaded, String> {
+        let start = Instant::now();
+        let r = Self::read_model(&self.locations, path);
+        self.loading += start.elapsed();
+        r
+    }
+
+    fn read_model(locations: &Locations, path: &std::path::Path) -> Result<Loaded, String> {
+        let m = Model::load_with(path, locations.load).map_err(|e| format!("cannot load the model {}: {e}", path.display()))?;
         let vocab = Vocab::new(&m).map_err(|e| format!("indexing the vocabulary of {}: {e}", path.display()))?;
         let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         Ok(Loaded { model: m, vocab, name })
