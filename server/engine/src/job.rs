@@ -138,7 +138,13 @@ impl Job {
     pub(crate) fn is_urgent(&self) -> bool {
         matches!(
             self,
-            Job::Ghost { .. } | Job::Complete { .. } | Job::Rank { .. } | Job::Convert { .. } | Job::Stats { .. } | Job::Close { .. } | Job::Route { .. }
+            Job::Ghost { .. }
+                | Job::Complete { .. }
+                | Job::Rank { .. }
+                | Job::Convert { .. }
+                | Job::Stats { .. }
+                | Job::Close { .. }
+                | Job::Route { .. }
         )
     }
 
