@@ -31,6 +31,10 @@ pub struct GhostOptions {
     pub phrase_threshold: f32,
     /// Most words in one suggestion.
     pub max_words: usize,
+    /// How much a word's length moves its bar: the odds it needs are the bar's times
+    /// (`LENGTH_REF` / its characters) to this power, so a long word, which saves more keys when
+    /// right, shows a little less sure than a short one (0: one bar for every length).
+    pub length_weight: f32,
     /// How the writer's own words are mixed with the model's (None: not at all).
     pub recall: Option<RecallOptions>,
 }
@@ -41,7 +45,42 @@ impl Default for GhostOptions {
         // held a model that was sure back where the document had followed the same word with
         // another ("The capital of France is Paris." then "... of Germany is " showed no
         // "Berlin"), for no gain in keystrokes saved (docs/benchmarks.md).
-        Self { threshold: 0.5, next_threshold: 0.7, phrase_threshold: 0.7, max_words: 4, min_chars: 2, recall: None }
+        // The bars are a six-letter word's; a longer word needs less (`length_weight`). Against
+        // 0.5 / 0.7 for every word, the default before, 0.5–4.5 points fewer of the shown are
+        // wrong on the five texts of data/dev/prose, for 0–1.8 points fewer keys saved; the
+        // next-word bar stays at 0.7 ("Paris" at 0.77 after "The capital of France is" would
+        // need 0.78 at 0.75). docs/benchmarks.md, "A bar by the word's length".
+        Self { threshold: 0.55, next_threshold: 0.7, phrase_threshold: 0.7, max_words: 4, min_chars: 2, length_weight: 1.0, recall: None }
+    }
+}
+
+/// The word length (characters) whose bar is the bar as set, and the length past which a word's
+/// bar goes no lower.
+const LENGTH_REF: f32 = 6.0;
+const LENGTH_CAP: usize = 14;
+
+impl GhostOptions {
+    /// The least probability `word` needs where the bar is `bar`. A word of a script written
+    /// without spaces keeps the bar: its characters are not letters (one hanzi is a syllable's
+    /// worth of keys, and most suggestions there are one or two of them).
+    pub fn bar_for(&self, bar: f32, word: &str) -> f32 {
+        if word.chars().any(laya_text::is_spaceless) {
+            return bar;
+        }
+        self.bar_for_len(bar, word.chars().count())
+    }
+
+    fn bar_for_len(&self, bar: f32, chars: usize) -> f32 {
+        if self.length_weight == 0.0 || bar <= 0.0 || bar >= 1.0 {
+            return bar;
+        }
+        let odds = bar / (1.0 - bar) * (LENGTH_REF / chars.clamp(1, LENGTH_CAP) as f32).powf(self.length_weight);
+        odds / (1.0 + odds)
+    }
+
+    /// The lowest bar any word can have where the bar is `bar`: what a search must follow.
+    pub fn floor(&self, bar: f32) -> f32 {
+        self.bar_for_len(bar, LENGTH_CAP)
     }
 }
 
@@ -116,12 +155,13 @@ pub fn ghost(
     // unless the writer has used it.
     let known = |w: &str| speller.is_none_or(|sp| sp.may_offer(w)) || recalled_count(w) >= RECALL_UNKNOWN_MIN;
     let first = match &recalled {
-        None => complete_with(model, vocab, cache, before, 1, GHOST_BEAM, false, bar)?.into_iter().next(),
+        None => complete_with(model, vocab, cache, before, 1, GHOST_BEAM, false, opts.floor(bar))?.into_iter().next(),
         Some(r) => {
             // P = (1 - λ) P_model + λ P_cache: a word the cache gives p needs only
             // (bar - λ p) / (1 - λ) of the model to reach the bar.
             let best = r.words.first().map_or(0.0, |w| w.1);
-            let floor = ((bar - r.lambda * best) / (1.0 - r.lambda)).clamp(RECALL_FLOOR, bar);
+            let low = opts.floor(bar);
+            let floor = ((low - r.lambda * best) / (1.0 - r.lambda)).clamp(RECALL_FLOOR, low);
             // The model's best word only, as without the cache: asking for three made the
             // search run on past it and cost a step now and then for no better choices (saved
             // 0.229 / 0.318 against 0.227 / 0.315 on the tuning texts). The cache's other words
@@ -134,7 +174,7 @@ pub fn ghost(
     .filter(|s| !s.insert.is_empty());
     // Sure enough to show; whether it adds enough is decided on the whole suggestion, phrase
     // included (see [`adds_enough`]).
-    let sure = first.filter(|s| s.logprob.exp() >= bar);
+    let sure = first.filter(|s| s.logprob.exp() >= opts.bar_for(bar, &s.word));
     let unknown_completion = sure.as_ref().is_some_and(|s| !known(&s.word));
     let mut out = match sure {
         Some(s) if known(&s.word) => Ghost { probability: s.logprob.exp(), words: 1, replace: 0, insert: s.insert },
@@ -332,7 +372,7 @@ pub fn letters_ahead(
         if split_at_cursor(&format!("{before}{c}")).context != split.context {
             continue;
         }
-        let steps = first_steps(vocab, &lp, &typed, GHOST_BEAM, opts.threshold)
+        let steps = first_steps(vocab, &lp, &typed, GHOST_BEAM, opts.floor(opts.threshold))
             .into_iter()
             .filter(|&t| fork.lookahead(t).is_none())
             .map(|t| LetterStep { context: ids.clone(), key: c, path: vec![t] })
@@ -494,5 +534,22 @@ mod tests {
         assert!(!adds_enough(" I", false, &o), "a leading space does not count");
         assert!(adds_enough(" it", false, &o));
         assert!(adds_enough("p you", true, &o));
+    }
+
+    #[test]
+    fn a_longer_word_needs_less_certainty_and_no_weight_means_one_bar() {
+        let flat = GhostOptions { length_weight: 0.0, ..GhostOptions::default() };
+        assert_eq!(flat.bar_for(0.5, "is"), 0.5);
+        assert_eq!(flat.bar_for(0.5, "international"), 0.5);
+        let o = GhostOptions { length_weight: 1.0, ..GhostOptions::default() };
+        assert!((o.bar_for(0.5, "around") - 0.5).abs() < 1e-6, "the reference length keeps the bar");
+        // Odds 1 times 6/12: a twelve-letter word needs 1/3, a three-letter one 2/3.
+        assert!((o.bar_for(0.5, "contemporary") - 1.0 / 3.0).abs() < 1e-6);
+        assert!((o.bar_for(0.5, "the") - 2.0 / 3.0).abs() < 1e-6);
+        assert_eq!(o.bar_for(0.5, "antidisestablishmentarianism"), o.bar_for(0.5, "abcdefghijklmn"), "no lower past the cap");
+        assert_eq!(o.floor(0.5), o.bar_for(0.5, "abcdefghijklmn"), "the search follows every word that may show");
+        assert_eq!(o.bar_for(0.5, "和国"), 0.5, "hanzi are not letters: the bar stands");
+        assert_eq!(o.bar_for(0.0, "the"), 0.0, "a bar of 0 (an oracle) stays 0");
+        assert_eq!(o.bar_for(1.0, "contemporary"), 1.0);
     }
 }

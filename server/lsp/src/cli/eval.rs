@@ -62,6 +62,9 @@ struct Common {
     /// Least probability of each further word for ghost text to grow into a phrase (next-word).
     #[arg(long, default_value_t = GhostOptions::default().phrase_threshold)]
     phrase_threshold: f32,
+    /// How much a word's length lowers its bar (next-word; 0: one bar for every length).
+    #[arg(long, default_value_t = GhostOptions::default().length_weight)]
+    length_weight: f32,
     /// Run this spell checker on the same items and report it beside Laya (typos: aspell,
     /// hunspell; context: harper, cspell; pinyin: rime). Repeatable. `make spell-peers` installs them.
     #[arg(long, value_enum)]
@@ -199,6 +202,7 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         threshold: bar(c.threshold),
         next_threshold: bar(c.next_threshold),
         phrase_threshold: bar(c.phrase_threshold),
+        length_weight: c.length_weight,
         recall,
         ..GhostOptions::default()
     };
@@ -210,8 +214,9 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
     let (mut wrong_next, mut shown_next) = (0usize, 0usize);
     // LAYA_EVAL_NO_LEARNING=1: show suggestions the writer typed past as if they had not.
     let learn = std::env::var_os("LAYA_EVAL_NO_LEARNING").is_none();
-    // LAYA_EVAL_DUMP=FILE: one line per shown suggestion (typed chars, probability, right or not),
-    // to choose thresholds from one run.
+    // LAYA_EVAL_DUMP=FILE: one line per shown suggestion (typed chars, probability, right or not,
+    // characters inserted, the whole word's characters, its lexicon log prior, its count in the
+    // text so far, words), to choose thresholds from one run.
     let mut dump = std::env::var_os("LAYA_EVAL_DUMP").map(std::fs::File::create).transpose()?;
     let mut budget = c.limit.unwrap_or(usize::MAX);
     let (mut total_chars, mut keys, mut shown, mut wrong, mut accepted) = (0usize, 0usize, 0usize, 0usize, 0usize);
@@ -266,7 +271,22 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
                     if let Some(f) = dump.as_mut() {
                         use std::io::Write;
                         let typed = before.chars().rev().take_while(|&ch| laya_text::is_word_char(ch)).count();
-                        writeln!(f, "{typed}\t{}\t{}\t{}", g.probability, (n > 0) as u8, g.insert.chars().count())?;
+                        let word: String = laya_text::split_at_cursor(before)
+                            .word
+                            .chars()
+                            .chain(g.insert.trim_start().chars().take_while(|&ch| laya_text::is_word_char(ch)))
+                            .collect();
+                        let prior = speller.as_ref().and_then(|sp| sp.lexicon().log_prior(&word.to_lowercase())).unwrap_or(f32::NEG_INFINITY);
+                        writeln!(
+                            f,
+                            "{typed}\t{}\t{}\t{}\t{}\t{prior}\t{}\t{}",
+                            g.probability,
+                            (n > 0) as u8,
+                            g.insert.chars().count(),
+                            word.chars().count(),
+                            document.count(&word),
+                            g.words
+                        )?;
                     }
                     // With --oracle a perfect judge hides a wrong one: as if nothing were shown.
                     if n > 0 || !c.oracle {
@@ -308,6 +328,7 @@ fn next_word(c: &Common) -> anyhow::Result<Value> {
         "wrong_share": ratio(wrong, shown),
         "next_threshold": c.next_threshold,
         "phrase_threshold": c.phrase_threshold,
+        "length_weight": c.length_weight,
         "oracle": c.oracle,
         "whole_next_words": {"shown": shown_next, "wrong": wrong_next},
         "word_endings": {"shown": shown - shown_next, "wrong": wrong - wrong_next},
