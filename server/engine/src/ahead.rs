@@ -16,9 +16,10 @@ use crate::worker::{model_of_doc, Worker};
 /// Most letters of the next keystroke whose first step is worked out while idle.
 pub(crate) const LETTERS_AHEAD: usize = 3;
 
-/// Whether `g` completes the word at the cursor. It is then at least `threshold` likely (0.5 by
-/// default), so the word more likely goes on than ends: the idle time goes to its next letters,
-/// not to the ghost text after a space ([`Speculation`]).
+/// Whether `g` completes the word at the cursor. It is then at least its bar likely (0.55 by
+/// default for a six-letter word, 0.38 at the least for a long one), so the word likely goes on
+/// rather than ends: the idle time goes to its next letters, not to the ghost text after a space
+/// ([`Speculation`]).
 pub(crate) fn completes_word(g: &Ghost) -> bool {
     g.replace == 0 && g.insert.starts_with(laya_text::is_word_char)
 }
