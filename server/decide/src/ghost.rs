@@ -31,7 +31,8 @@ pub struct GhostOptions {
     pub phrase_threshold: f32,
     /// Most words in one suggestion.
     pub max_words: usize,
-    /// How much a word's length moves its bar: the odds it needs are the bar's times
+    /// How much a word's length moves the bar of its rest (some of it typed; a whole next word
+    /// keeps `next_threshold`): the odds it needs are the bar's times
     /// (`LENGTH_REF` / its characters) to this power, so a long word, which saves more keys when
     /// right, shows a little less sure than a short one (0: one bar for every length).
     pub length_weight: f32,
@@ -147,6 +148,11 @@ pub fn ghost(
     let split = split_at_cursor(before);
     let bar = if split.word.is_empty() { opts.next_threshold.max(opts.threshold) } else { opts.threshold };
     let mid_word = !split.word.is_empty();
+    // The word's length shapes the bar of the rest of a word only: a whole next word keeps its
+    // one bar ("Paris" at 0.72 after a few lines and "The capital of France is" would need 0.74
+    // as a five-letter word).
+    let bar_of = |word: &str| if mid_word { opts.bar_for(bar, word) } else { bar };
+    let low = if mid_word { opts.floor(bar) } else { bar };
     // The writer's own words, for the word being typed or the next one after a space.
     let recalled = match (recalls, opts.recall) {
         (Some(r), Some(o)) if mid_word || split.typed == " " => Recall::predict(&r.weighted(&o), split.context, split.word, &o),
@@ -158,12 +164,11 @@ pub fn ghost(
     // unless the writer has used it.
     let known = |w: &str| speller.is_none_or(|sp| sp.may_offer(w)) || recalled_count(w) >= RECALL_UNKNOWN_MIN;
     let first = match &recalled {
-        None => complete_with(model, vocab, cache, before, 1, GHOST_BEAM, false, opts.floor(bar))?.into_iter().next(),
+        None => complete_with(model, vocab, cache, before, 1, GHOST_BEAM, false, low)?.into_iter().next(),
         Some(r) => {
             // P = (1 - λ) P_model + λ P_cache: a word the cache gives p needs only
             // (bar - λ p) / (1 - λ) of the model to reach the bar.
             let best = r.words.first().map_or(0.0, |w| w.1);
-            let low = opts.floor(bar);
             let floor = ((low - r.lambda * best) / (1.0 - r.lambda)).clamp(RECALL_FLOOR, low);
             // The model's best word only, as without the cache: asking for three made the
             // search run on past it and cost a step now and then for no better choices (saved
@@ -177,7 +182,7 @@ pub fn ghost(
     .filter(|s| !s.insert.is_empty());
     // Sure enough to show; whether it adds enough is decided on the whole suggestion, phrase
     // included (see [`adds_enough`]).
-    let sure = first.filter(|s| s.logprob.exp() >= opts.bar_for(bar, &s.word));
+    let sure = first.filter(|s| s.logprob.exp() >= bar_of(&s.word));
     let unknown_completion = sure.as_ref().is_some_and(|s| !known(&s.word));
     let mut out = match sure {
         Some(s) if known(&s.word) => Ghost { probability: s.logprob.exp(), words: 1, replace: 0, insert: s.insert },
