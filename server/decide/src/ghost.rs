@@ -46,11 +46,12 @@ impl Default for GhostOptions {
         // held a model that was sure back where the document had followed the same word with
         // another ("The capital of France is Paris." then "... of Germany is " showed no
         // "Berlin"), for no gain in keystrokes saved (docs/benchmarks.md).
-        // The bars are a six-letter word's; a longer word needs less (`length_weight`). Against
-        // 0.5 / 0.7 for every word, the default before, 1.8–4.7 points fewer of the shown are
-        // wrong on the five texts of data/dev/prose, for 0.9–1.8 points fewer keys saved; the
-        // next-word bar stays at 0.7 ("Paris" at 0.77 after "The capital of France is" would
-        // need 0.78 at 0.75). docs/benchmarks.md, "A bar by the word's length".
+        // The rest-of-word bar is a six-letter word's; a longer word needs less
+        // (`length_weight`). Against 0.5 / 0.7 for every word, the default before, 1.1–3.8
+        // points fewer of the shown are wrong on the five texts of data/dev/prose, for 0.7–1.8
+        // points fewer keys saved; the next-word bar stays at 0.7 ("Paris" at 0.77 after "The
+        // capital of France is" would need 0.78 at 0.75). docs/benchmarks.md, "A bar by the
+        // word's length".
         Self { threshold: 0.55, next_threshold: 0.7, phrase_threshold: 0.7, max_words: 4, min_chars: 2, length_weight: 1.0, recall: None }
     }
 }
