@@ -10,11 +10,9 @@ namespace laya {
 __attribute__((target("avx512f"))) void attend_row_avx512(const Attn& a, int b, int h, int i, float* scores) {
   const int kvh = h / (a.H / a.KVH), n = a.T - a.L + i + 1, D = a.D;
   const float* q = a.q + ((static_cast<int64_t>(b) * a.H + h) * a.L + i) * D;
-  const float* kbase = a.k + b * a.kb + kvh * a.kh;
-  const float* vbase = a.v + b * a.vb + kvh * a.vh;
   float mx = -INFINITY;
   for (int j = 0; j < n; ++j) {
-    const float* kr = kbase + j * a.kt;
+    const float* kr = key_row(a, b, kvh, j);
     __m512 acc = _mm512_setzero_ps();
     for (int d = 0; d < D; d += 16) acc = _mm512_fmadd_ps(_mm512_loadu_ps(q + d), _mm512_loadu_ps(kr + d), acc);
     const float sc = _mm512_reduce_add_ps(acc) * a.scale;
@@ -42,7 +40,7 @@ __attribute__((target("avx512f"))) void attend_row_avx512(const Attn& a, int b, 
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     for (int jj = 0; jj < n; ++jj) {
       const __m512 p = _mm512_set1_ps(scores[jj]);
-      const float* vr = vbase + jj * a.vt + d0;
+      const float* vr = value_row(a, b, kvh, jj) + d0;
       for (int c = 0; c < w / 16; ++c) acc[c] = _mm512_fmadd_ps(p, _mm512_loadu_ps(vr + 16 * c), acc[c]);
     }
     for (int c = 0; c < w / 16; ++c) _mm512_storeu_ps(o + d0 + 16 * c, _mm512_mul_ps(acc[c], _mm512_set1_ps(inv)));
@@ -53,11 +51,9 @@ __attribute__((target("avx512f"))) void attend_row_avx512(const Attn& a, int b, 
 __attribute__((target("avx2,fma"))) void attend_row_avx2(const Attn& a, int b, int h, int i, float* scores) {
   const int kvh = h / (a.H / a.KVH), n = a.T - a.L + i + 1, D = a.D;
   const float* q = a.q + ((static_cast<int64_t>(b) * a.H + h) * a.L + i) * D;
-  const float* kbase = a.k + b * a.kb + kvh * a.kh;
-  const float* vbase = a.v + b * a.vb + kvh * a.vh;
   float mx = -INFINITY;
   for (int j = 0; j < n; ++j) {
-    const float* kr = kbase + j * a.kt;
+    const float* kr = key_row(a, b, kvh, j);
     __m256 acc = _mm256_setzero_ps();
     for (int d = 0; d < D; d += 8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kr + d), acc);
     const float sc = hsum256(acc) * a.scale;
@@ -81,7 +77,7 @@ __attribute__((target("avx2,fma"))) void attend_row_avx2(const Attn& a, int b, i
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int jj = 0; jj < n; ++jj) {
       const __m256 p = _mm256_set1_ps(scores[jj]);
-      const float* vr = vbase + jj * a.vt + d0;
+      const float* vr = value_row(a, b, kvh, jj) + d0;
       for (int c = 0; c < w / 8; ++c) acc[c] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vr + 8 * c), acc[c]);
     }
     for (int c = 0; c < w / 8; ++c) _mm256_storeu_ps(o + d0 + 8 * c, _mm256_mul_ps(acc[c], _mm256_set1_ps(inv)));
@@ -91,12 +87,11 @@ __attribute__((target("avx2,fma"))) void attend_row_avx2(const Attn& a, int b, i
 void attend_row_scalar(const Attn& a, int b, int h, int i, float* scores) {
   const int kvh = h / (a.H / a.KVH), n = a.T - a.L + i + 1, D = a.D;
   const float* q = a.q + ((static_cast<int64_t>(b) * a.H + h) * a.L + i) * D;
-  const float* kbase = a.k + b * a.kb + kvh * a.kh;
-  const float* vbase = a.v + b * a.vb + kvh * a.vh;
   float mx = -INFINITY;
   for (int j = 0; j < n; ++j) {
     float s = 0;
-    for (int d = 0; d < D; ++d) s += q[d] * kbase[j * a.kt + d];
+    const float* kr = key_row(a, b, kvh, j);
+    for (int d = 0; d < D; ++d) s += q[d] * kr[d];
     scores[j] = s * a.scale;
     mx = std::max(mx, scores[j]);
   }
@@ -105,7 +100,7 @@ void attend_row_scalar(const Attn& a, int b, int h, int i, float* scores) {
   float* o = a.out + ((static_cast<int64_t>(b) * a.H + h) * a.L + i) * D;
   for (int d = 0; d < D; ++d) {
     float acc = 0;
-    for (int j = 0; j < n; ++j) acc += scores[j] * vbase[j * a.vt + d];
+    for (int j = 0; j < n; ++j) acc += scores[j] * value_row(a, b, kvh, j)[d];
     o[d] = acc / sum;
   }
 }

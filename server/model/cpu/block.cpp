@@ -2,7 +2,9 @@
 // steps, scoring). On MLX's CPU backend each graph node costs ~10-15 us of bookkeeping and a
 // decode step had ~30 nodes per layer: most of its time. Inside, the block runs the same math
 // as the unfused graph with the other families' kernels (qmm, attend); the KV buffers are written in place when MLX can
-// donate them (nobody else holds them), else copied first (a fork keeps its own).
+// donate them (nobody else holds them), else copied first (a fork keeps its own). A fork's
+// first positions may sit in its parent's buffers (a shared prefix): read there in place,
+// never copied, so a fork of a long context costs what its own few positions cost.
 
 #include "common.h"
 
@@ -18,7 +20,8 @@ struct QLinear {
 
 struct BlockParams {
   int B, L, D, H, KVH, HD, I;   // batch, queries, hidden, heads, kv heads, head dim, intermediate
-  int offset, cap;              // cached positions before this block; buffer capacity
+  int base;                     // positions in the shared prefix (0: none)
+  int offset, cap;              // positions in the own buffers before this block; their capacity
   float eps, rope_base, rope_scale;
   bool rope_traditional, qk_norm, qkv_bias;
   int qkv_group, qkv_bits, o_group, o_bits, gu_group, gu_bits, down_group, down_bits;
@@ -87,6 +90,9 @@ struct BlockIo {
   float* kbuf;            // [B, KVH, cap, HD], written at [offset, offset + L)
   float* vbuf;
   float* out;             // [B, L, D]
+  const float* pk = nullptr;  // the shared prefix, [1, KVH, >= base, HD] (strides below)
+  const float* pv = nullptr;
+  int64_t pkh = 0, pkt = 0, pvh = 0, pvt = 0;
 };
 
 void run_block(const BlockParams& p, const BlockIo& io) {
@@ -99,7 +105,7 @@ void run_block(const BlockParams& p, const BlockIo& io) {
   for (int b = 0; b < p.B; ++b)
     for (int i = 0; i < p.L; ++i) {
       float* row = qkv.data() + (static_cast<size_t>(b) * p.L + i) * QKV;
-      const int pos = p.offset + i;
+      const int pos = p.base + p.offset + i;  // in the sequence (rope)
       std::vector<float> cs(p.HD / 2), sn(p.HD / 2);
       rope_table(p.HD, pos, p, io.periods, cs.data(), sn.data());
       for (int hh = 0; hh < p.H + p.KVH; ++hh) {  // queries, then keys: norm (Qwen3) and rope
@@ -111,15 +117,16 @@ void run_block(const BlockParams& p, const BlockIo& io) {
         std::memcpy(q.data() + ((static_cast<size_t>(b) * p.H + hh) * p.L + i) * p.HD, row + hh * p.HD,
                     sizeof(float) * p.HD);
       for (int kv = 0; kv < p.KVH; ++kv) {  // k and v into the cache at pos
-        const size_t at = ((static_cast<size_t>(b) * p.KVH + kv) * p.cap + pos) * p.HD;
+        const size_t at = ((static_cast<size_t>(b) * p.KVH + kv) * p.cap + p.offset + i) * p.HD;
         std::memcpy(io.kbuf + at, row + (p.H + kv) * p.HD, sizeof(float) * p.HD);
         std::memcpy(io.vbuf + at, row + (p.H + p.KVH + kv) * p.HD, sizeof(float) * p.HD);
       }
     }
   const int64_t ts = p.HD, hs = static_cast<int64_t>(p.cap) * p.HD, bs = hs * p.KVH;
   std::vector<float> att_bhld(att.size());
-  attend(Attn{q.data(), io.kbuf, io.vbuf, att_bhld.data(), p.B, p.H, p.KVH, p.L, p.HD, p.offset + p.L, bs, hs, ts,
-              bs, hs, ts, 1.0f / std::sqrt(static_cast<float>(p.HD))});
+  attend(Attn{q.data(), io.kbuf, io.vbuf, att_bhld.data(), p.B, p.H, p.KVH, p.L, p.HD, p.base + p.offset + p.L, bs, hs,
+              ts, bs, hs, ts, 1.0f / std::sqrt(static_cast<float>(p.HD)), io.pk, io.pv, p.base, io.pkh, io.pkt, io.pvh,
+              io.pvt});
   for (int b = 0; b < p.B; ++b)  // [B, H, L, HD] -> [B, L, H * HD]
     for (int hh = 0; hh < p.H; ++hh)
       for (int i = 0; i < p.L; ++i)
@@ -146,7 +153,7 @@ class LayaBlock : public mx::Primitive {
 
   // inputs: 0 x, 1 attn_norm, 2 mlp_norm, 3 q_norm, 4 k_norm, 5 rope periods ([1]-sized dummies
   // when absent), 6-9 qkv (w, s, b, bias), 10-12 o, 13-15 gate_up, 16-18 down (w, s, b),
-  // 19 kbuf, 20 vbuf.
+  // 19-20 the shared prefix's keys and values ([1]-sized dummies without one), 21 kbuf, 22 vbuf.
   void eval_cpu(const std::vector<mx::array>& in, std::vector<mx::array>& out) override {
     out[0].set_data(mx::allocator::malloc(out[0].nbytes()));
     // The KV buffers: take them over when nobody else holds them, else fill fresh ones.
@@ -187,7 +194,7 @@ class LayaBlock : public mx::Primitive {
               }
             }
         }
-      std::vector<float> xs;
+      std::vector<float> xs, pks, pvs;
       auto lin = [&](int at, int N, int K, int group, int bits, bool bias) {
         QLinear l;
         l.w = ins[at].data<uint32_t>();
@@ -211,6 +218,18 @@ class LayaBlock : public mx::Primitive {
                  outs[1].data<float>(),
                  outs[2].data<float>(),
                  outs[0].data<float>()};
+      if (p.base > 0) {  // the prefix in place where its last dimension is contiguous, else gathered
+        const auto& pk = ins[19];
+        const auto& pv = ins[20];
+        const bool kin = pk.strides(3) == 1, vin = pv.strides(3) == 1;
+        io.pk = kin ? pk.data<float>() : row_major(pk, pks);
+        io.pv = vin ? pv.data<float>() : row_major(pv, pvs);
+        const int64_t cap = pk.shape(2);
+        io.pkh = kin ? pk.strides(1) : cap * p.HD;
+        io.pkt = kin ? pk.strides(2) : p.HD;
+        io.pvh = vin ? pv.strides(1) : cap * p.HD;
+        io.pvt = vin ? pv.strides(2) : p.HD;
+      }
       run_block(p, io);
     });
   }
@@ -229,8 +248,8 @@ class LayaBlock : public mx::Primitive {
 // points to a heap `mlx::core::array` (mlx-c 0.7's representation, pinned through mlx-sys 0.7.0).
 
 // The arguments of laya_block, one #[repr(C)] struct on the Rust side (cpu_kernels.rs,
-// `BlockArgs`) with the same fields in the same order: 21 array handles (mlx-c ctx pointers;
-// [1]-sized dummies for the norms, rope periods and bias a model lacks), 20 ints (flags 0/1),
+// `BlockArgs`) with the same fields in the same order: 23 array handles (mlx-c ctx pointers;
+// [1]-sized dummies for the norms, rope periods and bias a model lacks), 21 ints (flags 0/1),
 // 3 floats. laya_block_args_size() lets Rust check the two agree.
 struct LayaBlockArgs {
   const void* x;
@@ -252,6 +271,8 @@ struct LayaBlockArgs {
   const void* down_w;
   const void* down_scales;
   const void* down_biases;
+  const void* prefix_k;
+  const void* prefix_v;
   const void* kbuf;
   const void* vbuf;
   int32_t batch;
@@ -261,6 +282,7 @@ struct LayaBlockArgs {
   int32_t kv_heads;
   int32_t head_dim;
   int32_t intermediate;
+  int32_t prefix;
   int32_t offset;
   int32_t cap;
   int32_t rope_traditional;
@@ -287,13 +309,13 @@ extern "C" {
 
 size_t laya_block_args_size() { return sizeof(LayaBlockArgs); }
 
-// One transformer block (see LayaBlock) over 21 input handles in the documented order; stores
+// One transformer block (see LayaBlock) over 23 input handles in the documented order; stores
 // three new handles: the block's output and the two KV buffers.
 int laya_block(void** outs, const LayaBlockArgs* a, char* err, size_t err_len) {
   try {
     BlockParams p{};
     p.B = a->batch, p.L = a->len, p.D = a->hidden, p.H = a->heads, p.KVH = a->kv_heads, p.HD = a->head_dim;
-    p.I = a->intermediate, p.offset = a->offset, p.cap = a->cap;
+    p.I = a->intermediate, p.base = a->prefix, p.offset = a->offset, p.cap = a->cap;
     p.rope_traditional = a->rope_traditional, p.qk_norm = a->qk_norm, p.qkv_bias = a->has_qkv_bias;
     p.qkv_group = a->qkv_group, p.qkv_bits = a->qkv_bits, p.o_group = a->o_group, p.o_bits = a->o_bits;
     p.gu_group = a->gate_up_group, p.gu_bits = a->gate_up_bits, p.down_group = a->down_group, p.down_bits = a->down_bits;
@@ -302,17 +324,24 @@ int laya_block(void** outs, const LayaBlockArgs* a, char* err, size_t err_len) {
     std::vector<mx::array> in;
     for (const void* h : {a->x, a->attn_norm, a->mlp_norm, a->q_norm, a->k_norm, a->rope_periods, a->qkv_w,
                           a->qkv_scales, a->qkv_biases, a->qkv_bias, a->o_w, a->o_scales, a->o_biases, a->gate_up_w,
-                          a->gate_up_scales, a->gate_up_biases, a->down_w, a->down_scales, a->down_biases, a->kbuf, a->vbuf}) {
+                          a->gate_up_scales, a->gate_up_biases, a->down_w, a->down_scales, a->down_biases, a->prefix_k,
+                          a->prefix_v, a->kbuf, a->vbuf}) {
       if (h == nullptr) throw std::invalid_argument("a block input is missing");
       in.push_back(*static_cast<const mx::array*>(h));
     }
-    const auto& kbuf = in[19];
+    const auto& kbuf = in[21];
     if (in[0].dtype() != mx::float32 || in[0].ndim() != 3 || in[0].shape(0) != p.B || in[0].shape(1) != p.L ||
         in[0].shape(2) != p.D)
       throw std::invalid_argument("x must be [B, L, D] float32");
     if (kbuf.ndim() != 4 || kbuf.shape(0) != p.B || kbuf.shape(1) != p.KVH || kbuf.shape(2) != p.cap ||
-        kbuf.shape(3) != p.HD || in[20].shape() != kbuf.shape() || p.offset + p.L > p.cap)
+        kbuf.shape(3) != p.HD || in[22].shape() != kbuf.shape() || p.offset + p.L > p.cap)
       throw std::invalid_argument("KV buffers must be [B, KVH, cap, HD] with room for the block");
+    if (p.base < 0) throw std::invalid_argument("the shared prefix's length is negative");
+    if (p.base > 0)
+      for (int i : {19, 20})
+        if (in[i].dtype() != mx::float32 || in[i].ndim() != 4 || in[i].shape(0) != 1 || in[i].shape(1) != p.KVH ||
+            in[i].shape(2) < p.base || in[i].shape(3) != p.HD)
+          throw std::invalid_argument("the shared prefix must be [1, KVH, >= prefix, HD] float32");
     for (int bits : {p.qkv_bits, p.o_bits, p.gu_bits, p.down_bits})
       if (bits != 4 && bits != 8) throw std::invalid_argument("linear layers must be 4- or 8-bit");
     if (p.H % p.KVH != 0 || p.HD % 2 != 0) throw std::invalid_argument("bad head configuration");

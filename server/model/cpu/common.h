@@ -251,10 +251,24 @@ struct Attn {
   const float* k;  // [B, KVH, >= T, D] with strides below (last dim contiguous)
   const float* v;
   float* out;      // [B, H, L, D]
-  int B, H, KVH, L, D, T;  // T = keys visible to the last query (cache offset + L)
+  int B, H, KVH, L, D, T;  // T = keys visible to the last query (prefix + cache offset + L)
   int64_t kb, kh, kt, vb, vh, vt;  // strides of k and v (batch, head, position)
   float scale;
+  // Keys and values 0..P of every row from a shared prefix (a fork's parent: one row for the
+  // whole batch, read in place), the rest from k and v at position j - P.
+  const float* pk = nullptr;
+  const float* pv = nullptr;
+  int P = 0;
+  int64_t pkh = 0, pkt = 0, pvh = 0, pvt = 0;  // the prefix's strides (head, position)
 };
+
+// Where key / value j of batch row b, KV head kvh starts.
+inline const float* key_row(const Attn& a, int b, int kvh, int j) {
+  return j < a.P ? a.pk + kvh * a.pkh + j * a.pkt : a.k + b * a.kb + kvh * a.kh + (j - a.P) * a.kt;
+}
+inline const float* value_row(const Attn& a, int b, int kvh, int j) {
+  return j < a.P ? a.pv + kvh * a.pvh + j * a.pvt : a.v + b * a.vb + kvh * a.vh + (j - a.P) * a.vt;
+}
 
 void attend(const Attn& a);
 

@@ -9,6 +9,13 @@
 //! Keys and values live in buffers that grow in steps of [`STEP`] positions; new positions are
 //! written in place (MLX donates a buffer nobody else holds), so a keystroke costs O(new tokens),
 //! not a copy of the whole context. Trimming only moves the offset.
+//!
+//! A fork of a one-row cache reads the context from its parent's buffers (a shared prefix,
+//! never written) and keeps only the positions it adds in buffers of its own, grown in steps of
+//! [`FORK_STEP`]: a search, a scoring batch or a decode step on a fork of a 500-token context
+//! writes a few positions, where a copy of the context (24 MB for the default model at 512
+//! positions, once per row of a batch) cost more than the step's attention. Laya's fused CPU
+//! block reads the prefix in place; MLX's own path (the GPU, Gemma) joins the two first.
 
 use std::sync::Arc;
 
@@ -19,6 +26,9 @@ use crate::error::Result;
 
 /// Positions added to a layer's buffers when they run out of room.
 pub const STEP: usize = 256;
+
+/// The same for a fork's own buffers past a shared prefix: forks add a few positions.
+pub const FORK_STEP: usize = 16;
 
 /// Rows of log-probs past the cached tokens a cache keeps ([`KvCache::keep_lookahead`]); each is
 /// a vocabulary of f32 (192 KiB for the default model). A ghost-text search keeps up to four
@@ -32,9 +42,20 @@ pub(crate) struct LayerKv {
     values: Array,
 }
 
+/// Positions `0..len` of every layer, in another cache's buffers (the one this was forked from;
+/// one row, for every row of this one), read and never written.
+#[derive(Clone)]
+struct Shared {
+    layers: Arc<Vec<Option<LayerKv>>>,
+    len: usize,
+}
+
 #[derive(Clone, Default)]
 pub struct KvCache {
+    /// The cache's own buffers: index t of a layer's holds position `shared_len() + t`.
     pub(crate) layers: Vec<Option<LayerKv>>,
+    /// The positions read from a parent's buffers ([`KvCache::fork`]).
+    shared: Option<Shared>,
     /// Token ids the cache holds, in order (batch row 0; rows only differ in scoring forks).
     pub(crate) tokens: Vec<u32>,
     /// Log-probs of the token after `tokens`: [vocab] f32, when known.
@@ -100,17 +121,30 @@ impl KvCache {
         &self.tokens
     }
 
-    /// Bytes held by the key and value buffers (their capacity, which is what they occupy), the
-    /// kept hidden states and the kept lookahead rows.
+    /// Bytes held by the key and value buffers (their capacity, which is what they occupy; a
+    /// shared prefix's too, which it keeps alive), the kept hidden states and the kept
+    /// lookahead rows.
     pub fn nbytes(&self) -> usize {
-        self.layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum::<usize>()
+        let kv = |layers: &[Option<LayerKv>]| layers.iter().flatten().map(|l| l.keys.nbytes() + l.values.nbytes()).sum::<usize>();
+        kv(&self.layers)
+            + self.shared.as_ref().map_or(0, |s| kv(&s.layers))
             + self.hidden.iter().map(|(_, h)| h.nbytes()).sum::<usize>()
             + self.lookahead.iter().map(Ahead::nbytes).sum::<usize>()
     }
 
-    /// Positions the buffers can hold before they grow.
+    /// Positions the buffers can hold before they grow (with a shared prefix's).
     pub fn capacity(&self) -> usize {
-        self.layers.iter().flatten().next().map_or(0, |l| l.keys.dim(2) as usize)
+        self.shared_len() + self.layers.iter().flatten().next().map_or(0, |l| l.keys.dim(2) as usize)
+    }
+
+    /// Positions read from the buffers of the cache this was forked from (0 when none).
+    pub fn shared_len(&self) -> usize {
+        self.shared.as_ref().map_or(0, |s| s.len)
+    }
+
+    /// Layers with keys and values cached.
+    fn n_layers(&self) -> usize {
+        self.layers.len().max(self.shared.as_ref().map_or(0, |s| s.layers.len()))
     }
 
     /// Rows in the cache (1 for a context; more in a scoring or search fork).
@@ -118,10 +152,17 @@ impl KvCache {
         self.layers.iter().flatten().next().map_or(1, |l| l.keys.dim(0) as usize)
     }
 
-    /// A copy that can be extended without touching this one. It shares the buffers until one
-    /// of the two writes: then MLX copies (a buffer held twice is never written in place).
+    /// A copy that can be extended without touching this one. A one-row cache's positions
+    /// become the fork's shared prefix, read from these buffers and never written; the fork
+    /// writes what it adds to buffers of its own. (A fork of a fork, or of many rows, shares its
+    /// buffers until one of the two writes: then MLX copies, as it never writes a buffer held
+    /// twice in place; a fork's own buffers are a few positions.)
     pub fn fork(&self) -> Self {
-        self.clone()
+        let mut fork = self.clone();
+        if self.shared.is_none() && self.rows() == 1 && self.offset() > 0 && !self.layers.is_empty() {
+            fork.shared = Some(Shared { layers: Arc::new(std::mem::take(&mut fork.layers)), len: self.offset() });
+        }
+        fork
     }
 
     pub fn clear(&mut self) {
@@ -138,6 +179,10 @@ impl KvCache {
             return Ok(());
         }
         self.next_logprobs = None;
+        if let Some(s) = self.shared.as_mut().filter(|s| len < s.len) {
+            s.len = len; // the own buffers' positions all lie past the cut
+            self.layers.clear();
+        }
         self.hidden.retain(|(start, _)| *start < len);
         // An entry kept past the cut stays true of the same tokens: it is re-rooted at the cut,
         // the cut tokens put before its path. A search that stepped on from a word the cache
@@ -219,11 +264,17 @@ impl KvCache {
     /// Every layer's keys and values at position `at` of each row, stacked: [layers, rows,
     /// kv_heads, 1, head_dim] (copies, so the buffers are not held).
     pub(crate) fn position_kv(&self, at: usize) -> Result<(Array, Array)> {
-        let at = at as i32;
+        let base = self.shared_len();
+        let (layers, i, rows) = match &self.shared {
+            Some(s) if at < base => (&s.layers[..], at as i32, self.rows() as i32),
+            _ => (&self.layers[..], (at - base) as i32, 0),
+        };
         let (mut k, mut v) = (Vec::new(), Vec::new());
-        for l in self.layers.iter().flatten() {
-            k.push(l.keys.try_index((.., .., at..at + 1, ..))?);
-            v.push(l.values.try_index((.., .., at..at + 1, ..))?);
+        for l in layers.iter().flatten() {
+            let (lk, lv) = (l.keys.try_index((.., .., i..i + 1, ..))?, l.values.try_index((.., .., i..i + 1, ..))?);
+            // A shared prefix's one row stands for every row of the fork.
+            k.push(if rows > 0 { broadcast(&lk, rows)? } else { lk });
+            v.push(if rows > 0 { broadcast(&lv, rows)? } else { lv });
         }
         Ok((ops::stack(&k, 0)?, ops::stack(&v, 0)?))
     }
@@ -235,14 +286,14 @@ impl KvCache {
         let Some(Ahead { logprobs, step: Some(st), .. }) = self.ahead(at, &[token]).cloned() else {
             return Ok(false);
         };
-        if at == 0 || st.keys.dim(0) as usize != self.layers.len() {
+        if at == 0 || st.keys.dim(0) as usize != self.n_layers() {
             return Ok(false);
         }
         self.retire_next_logprobs();
-        for layer in 0..self.layers.len() {
+        for layer in 0..self.n_layers() {
             let k = st.keys.try_index((layer as i32, st.row..st.row + 1))?;
             let v = st.values.try_index((layer as i32, st.row..st.row + 1))?;
-            self.append(layer, k, v)?;
+            self.write(layer, k, v)?;
         }
         self.tokens.push(token);
         self.keep_hidden(at, st.hidden)?;
@@ -292,24 +343,35 @@ impl KvCache {
     /// offset and returns views of everything cached in that layer, [batch, kv_heads, offset +
     /// new, head_dim]. A batch-1 cache extended by a batch of b rows is broadcast to b rows.
     pub(crate) fn append(&mut self, layer: usize, keys: Array, values: Array) -> Result<(Array, Array)> {
-        let offset = self.offset() as i32;
-        let [b, heads, new, dim] = keys.shape().try_into().expect("keys are [batch, heads, len, dim]");
-        let end = offset + new;
-        let (kb, vb) = self.take_buffers(layer, b, heads, dim, end as usize, keys.dtype())?;
-        let (kb, vb) = (slice_update(kb, &keys, offset, end)?, slice_update(vb, &values, offset, end)?);
-        let out = (kb.try_index((.., .., 0..end, ..))?, vb.try_index((.., .., 0..end, ..))?);
-        self.put_buffers(layer, kb, vb);
-        Ok(out)
+        self.unshare()?; // MLX's attention reads one buffer
+        let end = self.offset() as i32 + keys.dim(2);
+        self.write(layer, keys, values)?;
+        let l = self.layers[layer].as_ref().expect("written just now");
+        Ok((l.keys.try_index((.., .., 0..end, ..))?, l.values.try_index((.., .., 0..end, ..))?))
     }
 
-    /// The buffers of layer `layer`, broadcast to `b` rows and grown to hold `needed` positions,
-    /// taken out of the cache (a fused block returns their successors to [`KvCache::put`]).
+    /// Writes `keys`/`values` ([batch, kv_heads, new, head_dim]) of layer `layer` at the current
+    /// offset, into the cache's own buffers (past a shared prefix, which stays shared).
+    fn write(&mut self, layer: usize, keys: Array, values: Array) -> Result<()> {
+        let [b, heads, new, dim] = keys.shape().try_into().expect("keys are [batch, heads, len, dim]");
+        let offset = (self.offset() - self.shared_len()) as i32;
+        let (kb, vb) = self.take_buffers(layer, b, heads, dim, self.offset() + new as usize, keys.dtype())?;
+        let (kb, vb) = (slice_update(kb, &keys, offset, offset + new)?, slice_update(vb, &values, offset, offset + new)?);
+        self.put_buffers(layer, kb, vb);
+        Ok(())
+    }
+
+    /// The own buffers of layer `layer`, broadcast to `b` rows and grown to hold `needed`
+    /// positions (counted from the start, a shared prefix's among them), taken out of the cache
+    /// (a fused block returns their successors to [`KvCache::put_buffers`]).
     pub(crate) fn take_buffers(&mut self, layer: usize, b: i32, heads: i32, dim: i32, needed: usize, dtype: mlx_rs::Dtype) -> Result<(Array, Array)> {
-        let offset = self.offset() as i32;
+        let base = self.shared_len();
+        let (offset, needed) = ((self.offset() - base) as i32, needed - base);
         if self.layers.len() <= layer {
             self.layers.resize(layer + 1, None);
         }
-        let capacity = needed.div_ceil(STEP) * STEP;
+        let step = if base > 0 { FORK_STEP } else { STEP };
+        let capacity = needed.div_ceil(step) * step;
         let grow = |old: Option<&Array>| -> Result<Array> {
             let zeros = ops::zeros_dtype(&[b, heads, capacity as i32 - offset, dim], dtype)?;
             Ok(match old {
@@ -326,6 +388,33 @@ impl KvCache {
 
     pub(crate) fn put_buffers(&mut self, layer: usize, keys: Array, values: Array) {
         self.layers[layer] = Some(LayerKv { keys, values });
+    }
+
+    /// Layer `layer`'s shared prefix: its keys and values buffers (one row; positions
+    /// `0..shared_len()` are the prefix's), when the cache has one.
+    pub(crate) fn shared_buffers(&self, layer: usize) -> Option<(&Array, &Array)> {
+        let l = self.shared.as_ref()?.layers.get(layer)?.as_ref()?;
+        Some((&l.keys, &l.values))
+    }
+
+    /// Joins a shared prefix and the own buffers into buffers of its own (MLX's path reads one).
+    fn unshare(&mut self) -> Result<()> {
+        let Some(s) = self.shared.take() else { return Ok(()) };
+        let (base, own, rows) = (s.len as i32, (self.offset() - s.len) as i32, self.rows() as i32);
+        self.layers.resize(self.layers.len().max(s.layers.len()), None);
+        for (i, l) in self.layers.iter_mut().enumerate() {
+            let Some(p) = s.layers.get(i).and_then(Option::as_ref) else { continue };
+            let join = |prefix: &Array, mine: Option<&Array>| -> Result<Array> {
+                let prefix = broadcast(&prefix.try_index((.., .., 0..base, ..))?, rows)?;
+                Ok(match mine {
+                    Some(m) if own > 0 => ops::concatenate(&[prefix, m.try_index((.., .., 0..own, ..))?], 2)?,
+                    _ => prefix,
+                })
+            };
+            let mine = l.take();
+            *l = Some(LayerKv { keys: join(&p.keys, mine.as_ref().map(|m| &m.keys))?, values: join(&p.values, mine.as_ref().map(|m| &m.values))? });
+        }
+        Ok(())
     }
 
     /// Every buffer, for evaluating them together with a forward's outputs.

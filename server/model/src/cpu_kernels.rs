@@ -185,8 +185,8 @@ pub fn log_softmax(x: &Array, lse_only: bool) -> Result<Array> {
 }
 
 /// The arguments of one fused transformer block, shared with the C++ side field for field
-/// (cpu/block.cpp, `LayaBlockArgs`; its size is checked on every call): 21 array handles ([1]-sized
-/// dummies for the norms, rope periods and bias a model lacks), 20 ints (flags 0 or 1), 3 floats.
+/// (cpu/block.cpp, `LayaBlockArgs`; its size is checked on every call): 23 array handles ([1]-sized
+/// dummies for the norms, rope periods and bias a model lacks), 21 ints (flags 0 or 1), 3 floats.
 /// The handles are borrowed from arrays that must outlive the call.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -210,6 +210,10 @@ pub(crate) struct BlockArgs {
     pub down_w: mlx_sys::mlx_array,
     pub down_scales: mlx_sys::mlx_array,
     pub down_biases: mlx_sys::mlx_array,
+    /// A fork's shared prefix (its parent's buffers, [1, kv_heads, >= prefix, head_dim]), read
+    /// for positions `0..prefix`; [1]-sized dummies when `prefix` is 0.
+    pub prefix_k: mlx_sys::mlx_array,
+    pub prefix_v: mlx_sys::mlx_array,
     pub kbuf: mlx_sys::mlx_array,
     pub vbuf: mlx_sys::mlx_array,
     pub batch: i32,
@@ -219,6 +223,8 @@ pub(crate) struct BlockArgs {
     pub kv_heads: i32,
     pub head_dim: i32,
     pub intermediate: i32,
+    pub prefix: i32,
+    /// Positions in `kbuf`/`vbuf` before this block (they follow the prefix's), and their room.
     pub offset: i32,
     pub cap: i32,
     pub rope_traditional: i32,

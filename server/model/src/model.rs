@@ -424,7 +424,13 @@ impl Model {
         }
         let needed = offset + l as usize;
         let (kbuf, vbuf) = cache.take_buffers(i, b, c.n_kv_heads as i32, c.head_dim as i32, needed, Dtype::Float32)?;
+        let prefix = cache.shared_len();
         let dummy = &self.dummy;
+        let (prefix_k, prefix_v) = match cache.shared_buffers(i) {
+            Some((k, v)) => (k.clone(), v.clone()),
+            None if prefix == 0 => (dummy.clone(), dummy.clone()),
+            None => return Err(ModelError::Input(format!("layer {i} has no keys in the shared prefix of a fork"))),
+        };
         let h = |a: &Array| a.as_ptr();
         let args = crate::cpu_kernels::BlockArgs {
             x: h(x),
@@ -446,6 +452,8 @@ impl Model {
             down_w: h(down.0),
             down_scales: h(down.1),
             down_biases: h(down.2),
+            prefix_k: h(&prefix_k),
+            prefix_v: h(&prefix_v),
             kbuf: h(&kbuf),
             vbuf: h(&vbuf),
             batch: b,
@@ -455,7 +463,8 @@ impl Model {
             kv_heads: c.n_kv_heads as i32,
             head_dim: c.head_dim as i32,
             intermediate: c.intermediate as i32,
-            offset: offset as i32,
+            prefix: prefix as i32,
+            offset: (offset - prefix) as i32,
             cap: kbuf.dim(2),
             rope_traditional: c.rope.traditional as i32,
             qk_norm: c.qk_norm as i32,

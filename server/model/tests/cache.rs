@@ -187,6 +187,66 @@ fn a_fork_extends_without_touching_the_original() {
     assert_eq!(cache.nbytes(), laya_model::KV_STEP * 30 * 2 * 3 * 64 * 4 + ids.len() * 576 * 4);
 }
 
+/// Steps `rows` rows through `tokens` one position at a time (row r steps token + r), then
+/// trims back to `cut` and steps them by `tokens[0]` again; every step's log-probs, in order.
+fn steps_then_cut(model: &Model, cache: &mut KvCache, tokens: &[u32], rows: u32, cut: usize) -> Vec<Vec<f32>> {
+    let mut out = Vec::new();
+    for &t in tokens {
+        let row: Vec<u32> = (0..rows).map(|r| t + r).collect();
+        out.push(model.step(cache, &row).unwrap().as_slice::<f32>().to_vec());
+    }
+    cache.trim(cut).unwrap();
+    let row: Vec<u32> = (0..rows).map(|r| tokens[0] + r).collect();
+    out.push(model.step(cache, &row).unwrap().as_slice::<f32>().to_vec());
+    out
+}
+
+#[test]
+fn a_fork_reads_its_context_in_place_and_steps_as_a_copy_does() {
+    let _mlx = mlx_lock();
+    for cpu_kernels in [true, false] {
+        let model = Model::load_with(&default_model_path(), laya_model::LoadOptions { cpu_kernels, ..Default::default() }).unwrap();
+        let ids = model.tokenizer.encode("It was a bright cold day in April, and the clocks were striking thirteen. Winston Smith").unwrap();
+        let n = ids.len();
+        let mut cache = KvCache::new();
+        let before = next_lp(&model, &mut cache, &ids);
+        // 20 steps: the fork's own buffers (16 positions) grow once.
+        let tokens: Vec<u32> = (0..20).map(|i| ids[i % n]).collect();
+        let mut fork = cache.fork();
+        assert_eq!(fork.shared_len(), n, "a one-row cache's positions are the fork's shared prefix");
+        let mut copy = cache.clone(); // the same buffers, copied when first written
+        assert_eq!(copy.shared_len(), 0);
+        let (a, b) = (steps_then_cut(&model, &mut fork, &tokens, 3, n - 4), steps_then_cut(&model, &mut copy, &tokens, 3, n - 4));
+        // The same kernels over the same numbers, read from two places: exactly equal.
+        assert_eq!(a, b, "cpu_kernels {cpu_kernels}");
+        // Laya's block reads the prefix in place; MLX's path joins it to the fork's own first.
+        let shared = if cpu_kernels { n - 4 } else { 0 };
+        assert_eq!(fork.shared_len(), shared, "a cut into the prefix shortens it");
+        // A fork of a fork shares the same prefix; the first fork's own positions are copied.
+        let mut grand = fork.fork();
+        assert_eq!(grand.shared_len(), shared);
+        let (c, d) = (steps_then_cut(&model, &mut grand, &tokens[..3], 3, n - 2), steps_then_cut(&model, &mut copy, &tokens[..3], 3, n - 2));
+        assert_eq!(c, d, "cpu_kernels {cpu_kernels}");
+        // The original never moved.
+        assert_eq!(cache.offset(), n);
+        assert_eq!(model.next_logprobs(&cache).unwrap(), before);
+        let mut fresh = KvCache::new();
+        model.prefill(&mut fresh, &ids).unwrap();
+        let (e, f) = (model.step(&mut cache.fork(), &[ids[0]]).unwrap(), model.step(&mut fresh, &[ids[0]]).unwrap());
+        assert_eq!(e.as_slice::<f32>(), f.as_slice::<f32>());
+        // A kept step on a fork: what a copy's step gives, grafted onto the base without a forward.
+        let mut fork = cache.fork();
+        let rows = model.step_keeping(&mut cache, &mut fork, &[ids[3], ids[5]]).unwrap();
+        let stepped = model.step(&mut cache.clone(), &[ids[3], ids[5]]).unwrap();
+        assert_eq!(&rows[1][..], &stepped.as_slice::<f32>()[rows[1].len()..]);
+        let forwards = model.forward_count().0;
+        let extended = [&ids[..], &[ids[5]]].concat();
+        assert_eq!(model.prefill(&mut cache, &extended).unwrap().computed, 0);
+        assert_eq!(model.forward_count().0, forwards);
+        assert_eq!(model.next_logprobs(&cache).unwrap(), &rows[1][..]);
+    }
+}
+
 #[test]
 fn forks_at_earlier_positions_equal_prefills_of_those_prefixes() {
     let _mlx = mlx_lock();
