@@ -46,7 +46,7 @@ pub(crate) struct LayerKv {
 /// one row, for every row of this one), read and never written.
 #[derive(Clone)]
 struct Shared {
-    layers: Arc<Vec<Option<LayerKv>>>,
+    layers: Vec<Option<LayerKv>>,
     len: usize,
 }
 
@@ -160,7 +160,7 @@ impl KvCache {
     pub fn fork(&self) -> Self {
         let mut fork = self.clone();
         if self.shared.is_none() && self.rows() == 1 && self.offset() > 0 && !self.layers.is_empty() {
-            fork.shared = Some(Shared { layers: Arc::new(std::mem::take(&mut fork.layers)), len: self.offset() });
+            fork.shared = Some(Shared { layers: std::mem::take(&mut fork.layers), len: self.offset() });
         }
         fork
     }
