@@ -401,6 +401,13 @@ impl KvCache {
     fn unshare(&mut self) -> Result<()> {
         let Some(s) = self.shared.take() else { return Ok(()) };
         let (base, own, rows) = (s.len as i32, (self.offset() - s.len) as i32, self.rows() as i32);
+        if own == 0 {
+            // Nothing of its own yet: the parent's buffers as they are, room included, as a plain
+            // clone would hold them (the first write copies them); no join, no extra graph nodes,
+            // which cost MLX's GPU backend host time on every layer.
+            self.layers = s.layers;
+            return Ok(());
+        }
         self.layers.resize(self.layers.len().max(s.layers.len()), None);
         for (i, l) in self.layers.iter_mut().enumerate() {
             let Some(p) = s.layers.get(i).and_then(Option::as_ref) else { continue };
