@@ -149,16 +149,9 @@ class LayaAttention : public mx::Primitive {
       // Keys and values are read in place through their strides (a view of the cache buffer);
       // only their last dimension must be contiguous, else they are gathered.
       std::vector<float> ks, vs;
-      const bool kin = k.strides(3) == 1, vin = v.strides(3) == 1;
-      const float* kp = kin ? k.data<float>() : row_major(k, ks);
-      const float* vp = vin ? v.data<float>() : row_major(v, vs);
-      const int T = k.shape(2), D = k.shape(3), KVH = k.shape(1);
-      auto st = [T, D, KVH](const mx::array& a, bool in_place, int d) -> int64_t {
-        if (in_place) return a.strides(d);
-        return d == 0 ? static_cast<int64_t>(KVH) * T * D : d == 1 ? static_cast<int64_t>(T) * D : D;
-      };
-      attend(Attn{qp, kp, vp, out.data<float>(), q.shape(0), q.shape(1), KVH, q.shape(2), D, T, st(k, kin, 0),
-                  st(k, kin, 1), st(k, kin, 2), st(v, vin, 0), st(v, vin, 1), st(v, vin, 2), scale});
+      const KvView kv = kv_view(k, ks), vv = kv_view(v, vs);
+      attend(Attn{qp, kv.data, vv.data, out.data<float>(), q.shape(0), q.shape(1), k.shape(1), q.shape(2), k.shape(3),
+                  k.shape(2), kv.b, kv.h, kv.t, vv.b, vv.h, vv.t, scale});
     });
   }
 

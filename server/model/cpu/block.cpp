@@ -218,17 +218,10 @@ class LayaBlock : public mx::Primitive {
                  outs[1].data<float>(),
                  outs[2].data<float>(),
                  outs[0].data<float>()};
-      if (p.base > 0) {  // the prefix in place where its last dimension is contiguous, else gathered
-        const auto& pk = ins[19];
-        const auto& pv = ins[20];
-        const bool kin = pk.strides(3) == 1, vin = pv.strides(3) == 1;
-        io.pk = kin ? pk.data<float>() : row_major(pk, pks);
-        io.pv = vin ? pv.data<float>() : row_major(pv, pvs);
-        const int64_t cap = pk.shape(2);
-        io.pkh = kin ? pk.strides(1) : cap * p.HD;
-        io.pkt = kin ? pk.strides(2) : p.HD;
-        io.pvh = vin ? pv.strides(1) : cap * p.HD;
-        io.pvt = vin ? pv.strides(2) : p.HD;
+      if (p.base > 0) {
+        const KvView pk = kv_view(ins[19], pks), pv = kv_view(ins[20], pvs);
+        io.pk = pk.data, io.pkh = pk.h, io.pkt = pk.t;
+        io.pv = pv.data, io.pvh = pv.h, io.pvt = pv.t;
       }
       run_block(p, io);
     });

@@ -246,6 +246,20 @@ struct Qmm {
 
 void qmm(Qmm q);
 
+// A [B, H, T, D] float array read through its strides where its last dimension is contiguous
+// (a view of a KV buffer), else gathered in row-major order into `buf`: its data and the strides
+// of its batch, head and position axes.
+struct KvView {
+  const float* data;
+  int64_t b, h, t;
+};
+
+inline KvView kv_view(const mx::array& a, std::vector<float>& buf) {
+  if (a.strides(3) == 1) return {a.data<float>(), a.strides(0), a.strides(1), a.strides(2)};
+  const int64_t T = a.shape(2), D = a.shape(3);
+  return {row_major(a, buf), a.shape(1) * T * D, T * D, D};
+}
+
 struct Attn {
   const float* q;  // [B, H, L, D] row-major
   const float* k;  // [B, KVH, >= T, D] with strides below (last dim contiguous)

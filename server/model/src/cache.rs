@@ -414,8 +414,8 @@ impl KvCache {
             let join = |prefix: &Array, mine: Option<&Array>| -> Result<Array> {
                 let prefix = broadcast(&prefix.try_index((.., .., 0..base, ..))?, rows)?;
                 Ok(match mine {
-                    Some(m) if own > 0 => ops::concatenate(&[prefix, m.try_index((.., .., 0..own, ..))?], 2)?,
-                    _ => prefix,
+                    Some(m) => ops::concatenate(&[prefix, m.try_index((.., .., 0..own, ..))?], 2)?,
+                    None => prefix,
                 })
             };
             let mine = l.take();
