@@ -13,6 +13,7 @@ mod rejections;
 mod slips;
 mod syllables;
 mod typo;
+mod verbs;
 
 pub use complete::{complete, complete_with, Suggestion, SuggestionKind, Vocab};
 pub use ghost::{adds_enough, ghost, letters_ahead, step_ahead, typed_through, Ghost, GhostOptions, LetterStep, Recalls, TypedThrough};

@@ -13,6 +13,7 @@ use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
 use crate::slips::{agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, CONFUSION_SETS, REDUPLICATED};
+use crate::verbs::verb_forms;
 use crate::{DecideError, Result};
 
 /// How many edits' worth of difference a suggestion may have from the typed word.
@@ -93,6 +94,10 @@ pub struct SpellerOptions {
     /// [`crate::slips::agreement_forms`]). The determiner is evidence of its own, so this is
     /// lower than `inflection_margin`.
     pub agreement_margin: f32,
+    /// The margin for the form of a verb that the word before it asks for ("it return" ->
+    /// "returns", "will returns" -> "return", "is use" -> "used", "as show in" -> "shown";
+    /// see [`crate::verbs::verb_forms`]). Infinite asks about none.
+    pub verb_margin: f32,
     /// The margin for a common word one slip away from a correct-looking one ("many" for "may",
     /// "wold" for "would"), in no confusion set. Infinite asks about none. On the development
     /// sets (docs/benchmarks.md), against none: 10 finds 2 more of typo-fixes.jsonl's 42
@@ -135,6 +140,7 @@ impl Default for SpellerOptions {
             channel_weight: 2.0,
             inflection_margin: f32::INFINITY,
             agreement_margin: 3.0,
+            verb_margin: 3.0,
             neighbour_margin: 10.0,
             sound_loglik: -12.0,
             non_word_margin: 2.0,
@@ -523,6 +529,14 @@ impl Speller {
                 if self.opts.agreement_margin.is_finite() {
                     let margin = self.opts.agreement_margin;
                     special.extend(agreement_forms(&self.lexicon, text, &spans, i).into_iter().map(|word| Special { word, margin, prune: false }));
+                }
+                if self.opts.verb_margin.is_finite() {
+                    let margin = self.opts.verb_margin;
+                    for word in verb_forms(&self.lexicon, text, &spans, i) {
+                        if !special.iter().any(|s| s.word == word) {
+                            special.push(Special { word, margin, prune: false });
+                        }
+                    }
                 }
                 if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word && i >= NEIGHBOUR_LEFT_WORDS
                 {

@@ -181,6 +181,38 @@ fn real_word_slips_beyond_the_confusion_sets_are_found() {
     }
 }
 
+/// A verb in the form the word before it does not take ("can sees", "it contain", "is call",
+/// "as show in") is flagged with the form it asks for; the same words where the form is right,
+/// and a pronoun that is a verb's object ("make it work", "let it run"), are left alone.
+#[test]
+fn verb_forms_the_words_before_them_ask_for_are_found() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    let s = speller();
+    let flagged = |text: &str| -> Vec<(String, String)> {
+        let issues = s.check(Some(&model), &mut KvCache::new(), text, 0, &|_| false, &|| false).unwrap();
+        issues
+            .into_iter()
+            .filter(|i| i.kind == laya_decide::IssueKind::RealWord)
+            .map(|i| (i.word, i.suggestions.first().map(|c| c.word.clone()).unwrap_or_default()))
+            .collect()
+    };
+    let pair = |a: &str, b: &str| vec![(a.to_string(), b.to_string())];
+    assert_eq!(flagged("As you can sees, the finally clause runs last."), pair("sees", "see"));
+    assert_eq!(flagged("In general it contain a stack traceback listing the calls."), pair("contain", "contains"));
+    assert_eq!(flagged("The function is call when the list is empty."), pair("call", "called"));
+    assert_eq!(flagged("Try replacing join! with join_all as show in Listing 17-15."), pair("show", "shown"));
+    for clean in [
+        "We can make it work with a few changes.",
+        "Does it return a value when the list is empty?",
+        "Let it run for a while, then see if they return.",
+        "The parser is open to extension and it has access to the tree.",
+        "It is used by many people and has been tested well.",
+    ] {
+        assert_eq!(flagged(clean), vec![], "{clean}");
+    }
+}
+
 /// A word of a confusion set that is more than one token ("it's": " it" and "'s") is scored
 /// against its set even where its first token leads by far (" it" covers "it is", "it was"),
 /// and even where a member of its set is also one slip away; a possessive before "own" is left

@@ -121,7 +121,7 @@ fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Resul
 
 /// The real-word margins `laya eval context` checks with: the defaults, or for tuning
 /// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS, LAYA_CONTESTED_NATS, LAYA_INFLECTION_MARGIN,
-/// LAYA_AGREEMENT_MARGIN, LAYA_NEIGHBOUR_MARGIN,
+/// LAYA_AGREEMENT_MARGIN, LAYA_VERB_MARGIN, LAYA_NEIGHBOUR_MARGIN,
 /// LAYA_NON_WORD_MARGIN (nats; "inf" turns the uncontested shortcut, or the inflections, off),
 /// LAYA_CHANNEL_WEIGHT and LAYA_SOUND_LOGLIK ("-inf" turns sound-alikes off). Read here, at the
 /// binary's edge; the server and `laya check` always use the defaults.
@@ -134,6 +134,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_CHANNEL_WEIGHT", &mut o.channel_weight),
         ("LAYA_INFLECTION_MARGIN", &mut o.inflection_margin),
         ("LAYA_AGREEMENT_MARGIN", &mut o.agreement_margin),
+        ("LAYA_VERB_MARGIN", &mut o.verb_margin),
         ("LAYA_NEIGHBOUR_MARGIN", &mut o.neighbour_margin),
         ("LAYA_SOUND_LOGLIK", &mut o.sound_loglik),
         ("LAYA_NON_WORD_MARGIN", &mut o.non_word_margin),
