@@ -105,6 +105,16 @@ fn flags(model: &Model, text: &str) -> Vec<(String, String)> {
     issues.into_iter().map(|i| (i.word, i.suggestions.first().map_or(String::new(), |c| c.word.clone()))).collect()
 }
 
+/// The real-word slips `speller` finds in `text`: (word, first suggestion).
+fn real_word_flags(model: &Model, speller: &Speller, text: &str) -> Vec<(String, String)> {
+    let issues = speller.check(Some(model), &mut KvCache::new(), text, 0, &|_: &str| false, &|| false).unwrap();
+    issues
+        .into_iter()
+        .filter(|i| i.kind == laya_decide::IssueKind::RealWord)
+        .map(|i| (i.word, i.suggestions.first().map_or(String::new(), |c| c.word.clone())))
+        .collect()
+}
+
 fn model() -> Model {
     let path = default_model_path();
     assert!(path.exists(), "the default model is missing at {}: run `make model`", path.display());
@@ -158,14 +168,7 @@ fn real_word_slips_beyond_the_confusion_sets_are_found() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let model = model();
     let s = speller();
-    let flagged = |text: &str| -> Vec<(String, String)> {
-        let issues = s.check(Some(&model), &mut KvCache::new(), text, 0, &|_| false, &|| false).unwrap();
-        issues
-            .into_iter()
-            .filter(|i| i.kind == laya_decide::IssueKind::RealWord)
-            .map(|i| (i.word, i.suggestions.first().map(|c| c.word.clone()).unwrap_or_default()))
-            .collect()
-    };
+    let flagged = |text: &str| real_word_flags(&model, &s, text);
     let pair = |a: &str, b: &str| vec![(a.to_string(), b.to_string())];
     assert_eq!(flagged("This is the same name as a previous variables, and the new one wins."), pair("variables", "variable"));
     assert_eq!(flagged("It is a domain that multiple part of the program might need to share."), pair("part", "parts"));
@@ -189,14 +192,7 @@ fn verb_forms_the_words_before_them_ask_for_are_found() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let model = model();
     let s = speller();
-    let flagged = |text: &str| -> Vec<(String, String)> {
-        let issues = s.check(Some(&model), &mut KvCache::new(), text, 0, &|_| false, &|| false).unwrap();
-        issues
-            .into_iter()
-            .filter(|i| i.kind == laya_decide::IssueKind::RealWord)
-            .map(|i| (i.word, i.suggestions.first().map(|c| c.word.clone()).unwrap_or_default()))
-            .collect()
-    };
+    let flagged = |text: &str| real_word_flags(&model, &s, text);
     let pair = |a: &str, b: &str| vec![(a.to_string(), b.to_string())];
     assert_eq!(flagged("As you can sees, the finally clause runs last."), pair("sees", "see"));
     assert_eq!(flagged("In general it contain a stack traceback listing the calls."), pair("contain", "contains"));
