@@ -125,6 +125,22 @@ def match_case(template, word):
     return word
 
 
+def english_prose(folder):
+    """The English prose files of `folder`, sorted: its .txt files but the Chinese one (zh-*)."""
+    return sorted(f for f in os.listdir(folder) if f.endswith(".txt") and not f.startswith("zh-"))
+
+
+def write_rows(rows, out):
+    """Checks that each row's offsets span its error, then writes the rows as JSON lines."""
+    for r in rows:
+        if r["error"] is not None:
+            assert r["text"][r["start"]:r["end"]] == r["error"], r
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8", newline="\n") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--prose", required=True)
@@ -145,7 +161,7 @@ def main():
             member.setdefault(w, set()).add(i)
 
     rng = random.Random(SEED)
-    files = sorted(f for f in os.listdir(args.prose) if f.endswith(".txt"))
+    files = english_prose(args.prose)
     pools = {}
     for f in files:
         cs = list(chunks(os.path.join(args.prose, f)))
@@ -202,13 +218,7 @@ def main():
             row["source"] = f
             rows.append(row)
 
-    for r in rows:
-        if r["error"] is not None:
-            assert r["text"][r["start"]:r["end"]] == r["error"], r
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_rows(rows, args.out)
     kinds = collections.Counter(r["kind"] for r in rows)
     print(f"make_context_errors: wrote {args.out}: {len(rows)} lines "
           f"({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}; "

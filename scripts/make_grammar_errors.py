@@ -20,13 +20,12 @@ Seeded and deterministic:
 """
 import argparse
 import collections
-import json
 import os
 import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_context_errors import WORD_RE, chunks, match_case  # noqa: E402
+from make_context_errors import WORD_RE, chunks, english_prose, match_case, write_rows  # noqa: E402
 
 SEED = 4242
 PER_FILE = 30
@@ -154,7 +153,7 @@ def main():
     known = set(count)
 
     rng = random.Random(SEED)
-    files = sorted(f for f in os.listdir(args.prose) if f.endswith(".txt") and not f.startswith("zh-"))
+    files = english_prose(args.prose)
     n_clean = round(PER_FILE * SHARE_CLEAN)
     rows = []
     kinds = collections.Counter()
@@ -185,13 +184,7 @@ def main():
                 sys.exit(f"make_grammar_errors: {f} ran out of chunks")
             row["source"] = f
             rows.append(row)
-    for r in rows:
-        if r["error"] is not None:
-            assert r["text"][r["start"]:r["end"]] == r["error"], r
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8", newline="\n") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_rows(rows, args.out)
     print(f"make_grammar_errors: wrote {args.out}: {len(rows)} lines ({dict(sorted(kinds.items()))}, "
           f"clean {sum(1 for r in rows if r['kind'] == 'clean')})")
     return 0
