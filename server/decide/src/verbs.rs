@@ -124,8 +124,8 @@ const PERSON_PAIRS: &[(&str, &str)] = &[("have", "has"), ("do", "does"), ("are",
 /// only, with nothing but spaces between, and up to one adverb ("will also returns").
 pub(crate) fn verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)], i: usize) -> Vec<String> {
     let word = &text[spans[i].0..spans[i].1];
-    let irregular = IRREGULAR.iter().any(|(base, _, _)| *base == word);
-    if (word.len() < LETTERS && !irregular) || !word.chars().all(|c| c.is_ascii_lowercase() || c == '\'' || c == '’') {
+    let short = word.len() < LETTERS && !IRREGULAR.iter().any(|(base, _, _)| *base == word);
+    if short || !word.chars().all(|c| c.is_ascii_lowercase() || c == '\'' || c == '’') {
         return vec![];
     }
     let joined = |j: usize| {
