@@ -161,8 +161,13 @@ pub(crate) fn inflections(lexicon: &Lexicon, word: &str) -> Vec<String> {
 }
 
 /// Determiners that ask for a singular noun after them ("a previous variables" is a slip).
-/// Not "that" or "one": "the code that runs", "one finds that" are no slips.
+/// Not "one": "one finds that" is no slip. "that" only after a preposition (THAT_AFTER).
 const SINGULAR_DETERMINERS: &[&str] = &["a", "an", "another", "each", "every", "this", "either", "neither"];
+/// Prepositions after which "that" is a determiner or a pronoun, never a conjunction or a
+/// relative pronoun: "After that lines" is a slip, "the code that lines up" and "so that lines
+/// wrap" are not. Not "in": "in that lines are cheap" is a conjunction ("because").
+const THAT_AFTER: &[&str] =
+    &["after", "before", "from", "with", "without", "of", "for", "on", "at", "by", "into", "about", "under", "over", "through"];
 /// Determiners that ask for a plural noun ("multiple part of the program", "these primitive").
 const PLURAL_DETERMINERS: &[&str] =
     &["these", "those", "many", "several", "multiple", "few", "both", "various", "numerous", "two", "three", "four", "five"];
@@ -176,7 +181,7 @@ const NOT_MODIFIERS: &[&str] = &[
 const MODIFIERS: usize = 2;
 
 /// The other grammatical number of the word at `spans[i]` when a determiner before it asks for
-/// that number and the word has the wrong one: "lines" after "that", "part" after "multiple",
+/// that number and the word has the wrong one: "lines" after "after that", "part" after "multiple",
 /// "variables" after "a previous". Only lowercase words, with nothing but spaces and up to
 /// MODIFIERS lowercase words between them (which may be adjectives) and no word that starts a
 /// phrase of its own. These are the agreement slips a determiner makes visible; the model
@@ -193,7 +198,11 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
             break;
         }
         let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
-        if SINGULAR_DETERMINERS.contains(&prev.as_str()) {
+        let that_determiner = prev == "that"
+            && j > 0
+            && text[spans[j - 1].1..spans[j].0] == *" "
+            && THAT_AFTER.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
+        if SINGULAR_DETERMINERS.contains(&prev.as_str()) || that_determiner {
             want_plural = Some(false);
             break;
         }

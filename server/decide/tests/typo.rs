@@ -160,7 +160,7 @@ fn pieces_of_a_word_and_a_sentence_cut_short_raise_no_false_alarm() {
 }
 
 /// Real words that are slips: the other number where a determiner asks for it ("a previous
-/// variables"), and a common word one slip from the one meant ("there many be"). Meant uses of
+/// variables", "after that lines"), and a common word one slip from the one meant ("there many be"). Meant uses of
 /// the same words, and a determiner's noun read as a modifier ("each command ensures"), are left
 /// alone.
 #[test]
@@ -174,9 +174,11 @@ fn real_word_slips_beyond_the_confusion_sets_are_found() {
     assert_eq!(flagged("It is a domain that multiple part of the program might need to share."), pair("part", "parts"));
     assert_eq!(flagged("This API is suggested, though in some cases there many be open questions."), pair("many", "may"));
     assert_eq!(flagged("This is because it wold be impossible to implement the trait."), pair("wold", "would"));
+    assert_eq!(flagged("The parser reads the header first. After that lines, it reads the body."), pair("lines", "line"));
     for clean in [
         "Each command ensures that the work done is the same.",
         "I read the lines that lines up with the others.",
+        "We print the total. After that lines are read one at a time.",
         "Each of these functions takes a value, and many of them return one.",
         "She has a few friends and two cats, and they may be home soon.",
     ] {
