@@ -78,8 +78,27 @@ __attribute__((target("avx512f"))) void swiglu_avx512(const float* g, const floa
   for (; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
 }
 
+// The same with AVX2. exp256 is for arguments up to 0, so silu(x) = x * sigmoid(x) is taken from
+// e = exp(-|x|): sigmoid(x) is 1 / (1 + e) for x >= 0 and e / (1 + e) below. The scalar loop
+// this replaced called expf for each of a step's 46,080 elements (30 layers of 1,536): about 3%
+// of a decode step on Zen 3 (perf, decode_64).
+__attribute__((target("avx2,fma"))) void swiglu_avx2(const float* g, const float* u, float* out, int n) {
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  int j = 0;
+  for (; j + 8 <= n; j += 8) {
+    const __m256 x = _mm256_loadu_ps(g + j);
+    const __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), _mm256_and_ps(x, magnitude)));
+    const __m256 num = _mm256_blendv_ps(one, e, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+    const __m256 sig = _mm256_div_ps(num, _mm256_add_ps(one, e));
+    _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_mul_ps(x, sig), _mm256_loadu_ps(u + j)));
+  }
+  for (; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+}
+
 void swiglu(const float* g, const float* u, float* out, int n) {
   if (avx512()) return swiglu_avx512(g, u, out, n);
+  if (isa() == Isa::Avx2) return swiglu_avx2(g, u, out, n);
   for (int j = 0; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
 }
 
