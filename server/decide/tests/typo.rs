@@ -160,9 +160,9 @@ fn pieces_of_a_word_and_a_sentence_cut_short_raise_no_false_alarm() {
 }
 
 /// Real words that are slips: the other number where a determiner asks for it ("a previous
-/// variables", "after that lines"), and a common word one slip from the one meant ("there many be"). Meant uses of
-/// the same words, and a determiner's noun read as a modifier ("each command ensures"), are left
-/// alone.
+/// variables", "after that lines"), and a common word one slip from the one meant ("there many
+/// be"). Meant uses of the same words, and a determiner's noun read as a modifier ("each command
+/// ensures"), are left alone.
 #[test]
 fn real_word_slips_beyond_the_confusion_sets_are_found() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());

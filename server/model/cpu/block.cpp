@@ -66,7 +66,12 @@ void rope(float* v, int hd, bool traditional, const float* cs, const float* sn) 
   }
 }
 
-// out[j] = silu(g[j]) * u[j], vectorized where AVX-512 is there.
+// out[j] = silu(g[j]) * u[j] for j in [from, n): the vector versions' tails and CPUs without them.
+inline void swiglu_scalar(const float* g, const float* u, float* out, int from, int n) {
+  for (int j = from; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+}
+
+// The same, vectorized where AVX-512 is there.
 __attribute__((target("avx512f"))) void swiglu_avx512(const float* g, const float* u, float* out, int n) {
   int j = 0;
   for (; j + 16 <= n; j += 16) {
@@ -75,7 +80,7 @@ __attribute__((target("avx512f"))) void swiglu_avx512(const float* g, const floa
     const __m512 sig = _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
     _mm512_storeu_ps(out + j, _mm512_mul_ps(sig, _mm512_loadu_ps(u + j)));
   }
-  for (; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+  swiglu_scalar(g, u, out, j, n);
 }
 
 // The same with AVX2. exp256 is for arguments up to 0, so silu(x) = x * sigmoid(x) is taken from
@@ -93,13 +98,13 @@ __attribute__((target("avx2,fma"))) void swiglu_avx2(const float* g, const float
     const __m256 sig = _mm256_div_ps(num, _mm256_add_ps(one, e));
     _mm256_storeu_ps(out + j, _mm256_mul_ps(_mm256_mul_ps(x, sig), _mm256_loadu_ps(u + j)));
   }
-  for (; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+  swiglu_scalar(g, u, out, j, n);
 }
 
 void swiglu(const float* g, const float* u, float* out, int n) {
   if (avx512()) return swiglu_avx512(g, u, out, n);
   if (isa() == Isa::Avx2) return swiglu_avx2(g, u, out, n);
-  for (int j = 0; j < n; ++j) out[j] = g[j] / (1.0f + std::exp(-g[j])) * u[j];
+  swiglu_scalar(g, u, out, 0, n);
 }
 
 struct BlockIo {

@@ -187,16 +187,6 @@ __attribute__((target("avx2,fma"))) inline __m256i dot16(const uint8_t* p, __m25
   }
 }
 
-// AVX2 for one input row (a decode step, the output head of one position), with x in 16 bits.
-// The weights are not dequantized: per group, out = s * sum(q * x) + b * sum(x), and the bias term
-// is one dot product per weight row over the groups (`bias_term`). The weights are widened to 16-bit
-// integers and multiplied into x by pmaddwd, so one sum per 32-block is converted to float; the
-// float kernel this replaced converted every weight (four conversions per block, on a single pipe
-// on Zen 1) and took 18.5 ms for one decode step's weights on one thread, this one 11.5 ms (see
-// docs/benchmarks.md, "On the CPU"). x is quantized per 32-block (its largest element to 32767),
-// which moves a block's dot product by at most dx / 2 * sum(q), ~1.5e-5 of the block's largest
-// input; a block whose largest element dwarfs the rest also carries its residual. Rows with NaN or
-// infinity take the many-row kernel above.
 // Eight 32-blocks' int32 partial sums (eight lanes each) summed within each block: lane k of the
 // result is block k's dot product. Summed as a tree of adjacent-pair adds, the last step adding
 // the two 128-bit halves.
@@ -244,6 +234,16 @@ __attribute__((target("avx2,fma"))) inline __m256i dot16_at(const uint8_t* p, co
                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * k + 16)));
 }
 
+// AVX2 for one input row (a decode step, the output head of one position), with x in 16 bits.
+// The weights are not dequantized: per group, out = s * sum(q * x) + b * sum(x), and the bias term
+// is one dot product per weight row over the groups (`bias_term`). The weights are widened to 16-bit
+// integers and multiplied into x by pmaddwd, so one sum per 32-block is converted to float; the
+// float kernel this replaced converted every weight (four conversions per block, on a single pipe
+// on Zen 1) and took 18.5 ms for one decode step's weights on one thread, this one 11.5 ms (see
+// docs/benchmarks.md, "On the CPU"). x is quantized per 32-block (its largest element to 32767),
+// which moves a block's dot product by at most dx / 2 * sum(q), ~1.5e-5 of the block's largest
+// input; a block whose largest element dwarfs the rest also carries its residual. Rows with NaN or
+// infinity take the many-row kernel above.
 template <int BITS, int NT>
 __attribute__((target("avx2,fma"))) void tile_avx2_row_q16(const Qmm& q, int n0) {
   const int groups = q.K / q.G, blocks = q.K / 32;
