@@ -169,8 +169,10 @@ const SINGULAR_DETERMINERS: &[&str] = &["a", "an", "another", "each", "every", "
 const THAT_AFTER: &[&str] =
     &["after", "before", "from", "with", "without", "of", "for", "on", "at", "by", "into", "about", "under", "over", "through"];
 /// Determiners that ask for a plural noun ("multiple part of the program", "these primitive").
+/// "some" asks for one too, before a count noun ("some parenthesis"); before a mass noun ("some
+/// code", "some time") or one thing unnamed ("some function") the model keeps the singular.
 const PLURAL_DETERMINERS: &[&str] =
-    &["these", "those", "many", "several", "multiple", "few", "both", "various", "numerous", "two", "three", "four", "five"];
+    &["these", "those", "many", "several", "multiple", "few", "both", "various", "numerous", "two", "three", "four", "five", "some"];
 /// Words between a determiner and its noun that end the search: they start or end a phrase of
 /// their own ("each of the", "that is", "a lot").
 const NOT_MODIFIERS: &[&str] = &[
@@ -219,6 +221,60 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
     }
     let Some(want_plural) = want_plural else { return vec![] };
     inflections(lexicon, word).into_iter().filter(|f| if want_plural { plural_of(word, f) } else { plural_of(f, word) }).collect()
+}
+
+/// Determiners that leave a noun's number to the verb after it ("The signatures starts").
+const NEUTRAL_DETERMINERS: &[&str] = &["the", "my", "our", "your", "their", "his", "her"];
+/// Words that may start a clause before its subject: after them "the files contains" is a
+/// subject and its verb. After any other word it may not be: in "a list of the files contains"
+/// the verb agrees with "list".
+const CLAUSE_OPENERS: &[&str] = &[
+    "if", "when", "whenever", "while", "because", "since", "that", "how", "where", "and", "but", "so", "until", "unless", "once", "though",
+    "although", "why", "whether", "then",
+];
+/// A verb's -s forms that no rule makes from a base form.
+const THIRD_FORMS: &[&str] = &["is", "was", "has", "does"];
+
+/// The singular of the word at `spans[i]` when it is the plural noun of a clause's subject and
+/// the verb right after it has the -s form of a singular subject: "The signatures starts" ->
+/// "signature". The subject starts the clause (a sentence, a comma, or a word of
+/// CLAUSE_OPENERS before its determiner) with a determiner that does not fix its number, and
+/// up to MODIFIERS modifiers between. Only the noun is asked about here; the model decides.
+pub(crate) fn subject_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)], i: usize) -> Vec<String> {
+    let word = &text[spans[i].0..spans[i].1];
+    let Some(&(vs, ve)) = spans.get(i + 1) else { return vec![] };
+    let verb = &text[vs..ve];
+    if !word.chars().all(|c| c.is_ascii_lowercase()) || text[spans[i].1..vs] != *" " || !verb.chars().all(|c| c.is_ascii_lowercase()) {
+        return vec![];
+    }
+    let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
+    let third = THIRD_FORMS.contains(&verb)
+        || (verb.len() > 3 && !["ss", "us", "is"].iter().any(|e| verb.ends_with(e)) && inflections(lexicon, verb).iter().any(|b| plural_of(b, verb) && known(b)));
+    if !third {
+        return vec![];
+    }
+    let mut subject = false;
+    for j in (i.saturating_sub(MODIFIERS + 1)..i).rev() {
+        if text[spans[j].1..spans[j + 1].0] != *" " {
+            break;
+        }
+        let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
+        if NEUTRAL_DETERMINERS.contains(&prev.as_str()) {
+            let before = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
+            let opener = j > 0 && before == " " && CLAUSE_OPENERS.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
+            let punctuated = before.trim().chars().any(|c| ".!?:;,(".contains(c)) || before.contains("\n\n");
+            subject = j == 0 || opener || punctuated;
+            break;
+        }
+        let singular = !prev.ends_with('s') || ["ous", "ss", "us", "is"].iter().any(|e| prev.ends_with(e));
+        if !(prev.chars().all(|c| c.is_ascii_lowercase()) && singular && !NOT_MODIFIERS.contains(&prev.as_str())) {
+            break;
+        }
+    }
+    if !subject {
+        return vec![];
+    }
+    inflections(lexicon, word).into_iter().filter(|f| plural_of(f, word)).collect()
 }
 
 /// Whether `plural` is a plural of `singular` that adds to it ("line" -> "lines", "property" ->

@@ -12,7 +12,7 @@ use laya_text::{code_pieces, prose_mask, words};
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
-use crate::slips::{agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, CONFUSION_SETS, REDUPLICATED};
+use crate::slips::{agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, subject_forms, CONFUSION_SETS, REDUPLICATED};
 use crate::verbs::verb_forms;
 use crate::{DecideError, Result};
 
@@ -529,6 +529,11 @@ impl Speller {
                 if self.opts.agreement_margin.is_finite() {
                     let margin = self.opts.agreement_margin;
                     special.extend(agreement_forms(&self.lexicon, text, &spans, i).into_iter().map(|word| Special { word, margin, prune: false }));
+                    for word in subject_forms(&self.lexicon, text, &spans, i) {
+                        if !special.iter().any(|s| s.word == word) {
+                            special.push(Special { word, margin, prune: false });
+                        }
+                    }
                 }
                 if self.opts.verb_margin.is_finite() {
                     let margin = self.opts.verb_margin;

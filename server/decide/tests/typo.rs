@@ -160,9 +160,11 @@ fn pieces_of_a_word_and_a_sentence_cut_short_raise_no_false_alarm() {
 }
 
 /// Real words that are slips: the other number where a determiner asks for it ("a previous
-/// variables", "after that lines"), and a common word one slip from the one meant ("there many
-/// be"). Meant uses of the same words, and a determiner's noun read as a modifier ("each command
-/// ensures"), are left alone.
+/// variables", "after that lines", "some nice feature") or the verb after a subject does ("the
+/// tests passes"), and a common word one slip from the one meant ("there many be"). Meant uses
+/// of the same words, a determiner's noun read as a modifier ("each command ensures"), a verb
+/// that agrees with a noun further back ("a list of the files contains") and "some" before a
+/// mass noun or one thing unnamed are left alone.
 #[test]
 fn real_word_slips_beyond_the_confusion_sets_are_found() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
@@ -175,7 +177,13 @@ fn real_word_slips_beyond_the_confusion_sets_are_found() {
     assert_eq!(flagged("This API is suggested, though in some cases there many be open questions."), pair("many", "may"));
     assert_eq!(flagged("This is because it wold be impossible to implement the trait."), pair("wold", "would"));
     assert_eq!(flagged("The parser reads the header first. After that lines, it reads the body."), pair("lines", "line"));
+    assert_eq!(flagged("If the tests passes, the build is published."), pair("tests", "test"));
+    assert_eq!(flagged("It has some nice feature that the old one lacked."), pair("feature", "features"));
     for clean in [
+        "A list of the files contains every name we saw.",
+        "It takes some time and some care to learn.",
+        "Some user reported that the button is broken.",
+        "When the users log in, the server checks it.",
         "Each command ensures that the work done is the same.",
         "I read the lines that lines up with the others.",
         "We print the total. After that lines are read one at a time.",
