@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates data/dev/typos/*.tsv and data/dev/prose/*.txt (scripts/make_dev_data.py), the speller's
 # error model server/decide/data/error-model.tsv (scripts/make_error_model.py), then
-# data/dev/context/*.jsonl (scripts/make_context_errors.py, scripts/make_grammar_errors.py). Sources: see data/README.md.
+# data/dev/context/*.jsonl (scripts/make_context_errors.py, make_grammar_errors.py, make_joined_errors.py). Sources: see data/README.md.
 # Needs the lexicon (scripts/lexicon.sh, run first), the codespell 2.4.3 wheel (PyPI, sha256
 # pinned) and the crates of Cargo.lock in cargo's registry (`cargo fetch`).
 set -euo pipefail
@@ -29,6 +29,8 @@ cargo fetch --quiet --locked || echo "make_dev_data: note: cargo fetch failed; u
 
 "$PY" scripts/make_dev_data.py --lexicon .deps/lexicon/en.tsv --codespell "$tmp/dictionary.txt" \
   --brotli-sdist "$DL/brotli-1.2.1.tar.gz" --pydoc "$pydoc" --crates "$crates" --out data/dev
+# Two words typed as one, from the same list (the error model counts letters only).
+"$PY" scripts/make_joined.py --codespell "$tmp/dictionary.txt" --lexicon .deps/lexicon/en.tsv --out data/dev/typos/joined.tsv
 # The speller's learned error model, from the codespell pairs the sets above did not take.
 "$PY" scripts/make_error_model.py --codespell "$tmp/dictionary.txt" --exclude data/dev/typos/*.tsv \
   --out server/decide/data/error-model.tsv
@@ -36,6 +38,8 @@ cargo fetch --quiet --locked || echo "make_dev_data: note: cargo fetch failed; u
   --out data/dev/context/context-errors.jsonl
 "$PY" scripts/make_grammar_errors.py --prose data/dev/prose --lexicon .deps/lexicon/en.tsv \
   --out data/dev/context/grammar-errors.jsonl
+"$PY" scripts/make_joined_errors.py --prose data/dev/prose --lexicon .deps/lexicon/en.tsv \
+  --out data/dev/context/joined-errors.jsonl
 
 # Small samples for the fast test suite (tests/data), taken from the dev data.
 "$PY" - <<'PYEOF'

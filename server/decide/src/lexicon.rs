@@ -52,6 +52,31 @@ pub struct Lexicon {
 /// search's reach, so in context it needs the model's support to win over a nearer word.
 pub const SOUND_COST: f32 = 2.5;
 
+/// The cost of a word left joined to the next ("alot" for "a lot"): one ordinary edit.
+pub const SPLIT_COST: f32 = 1.0;
+/// The least ln prior of each word of a split ([`Lexicon::splits`]): common words, so that a
+/// name the lexicon lacks is not read as two rare ones.
+const SPLIT_PRIOR: f32 = -12.0;
+/// Shortest word looked at for a split, and one-letter words a split may give (a word of it
+/// has three letters or more, or is one of these or of FUNCTION_WORDS).
+const SPLIT_LETTERS: usize = 4;
+const ONE_LETTER_WORDS: &[&str] = &["a", "i"];
+/// Taken off a split's prior, the two words' as if independent: most pairs of common words are
+/// no phrase ("a add" for "aadd", "all edges" for "alledges"), and words alone have no model
+/// to say which are.
+const SPLIT_PENALTY: f32 = 6.0;
+/// Words of which a split must have one: the joins writers make by slip are a function word and
+/// its neighbour ("a lot", "in fact", "each other", "be able"). Two content words joined
+/// ("callsite", "compiletime") are more often a compound the writer means.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "the", "i", "you", "he", "she", "it", "we", "they", "me", "him", "her", "us", "them", "my", "your", "his", "its", "our", "their",
+    "this", "that", "these", "those", "each", "every", "any", "some", "no", "all", "both", "other", "another", "of", "in", "on", "at", "to", "for",
+    "from", "by", "with", "as", "up", "out", "off", "into", "over", "about", "after", "before", "than", "then", "and", "or", "but", "if", "so",
+    "not", "be", "is", "are", "was", "were", "been", "do", "does", "did", "can", "could", "will", "would", "shall", "should", "may", "might", "must",
+    "have", "has", "had", "one", "how", "what", "when", "where", "who", "why", "which", "there", "here", "even", "though", "least", "most", "more",
+    "much", "many",
+];
+
 /// Where `scripts/lexicon.sh` puts the lexicon, relative to the repository or an install.
 pub const LEXICON_RELATIVE: &str = ".deps/lexicon/en.tsv";
 
@@ -260,6 +285,39 @@ impl Lexicon {
                 take(&ids[..ids.len().min(limit / 10)], limit / 10, SOUND_COST + 0.5, &mut out);
             }
         }
+        out
+    }
+
+    /// Two common words that `typed` is, written without the space between them: "alot" -> "a
+    /// lot", "eachother" -> "each other", "infact" -> "in fact", where one of the two is a
+    /// function word (FUNCTION_WORDS: "callsite" is no slip). Each at [`SPLIT_COST`], its
+    /// prior the two words' together less SPLIT_PENALTY (in context the model says which pairs
+    /// are phrases). Only a word of letters the lexicon does not know, in
+    /// lower case or capitalized; each word of the split common (SPLIT_PRIOR) and of three
+    /// letters or more but "a", "I" and the function words.
+    /// With `compounds`, two content words too ("callsite" -> "call site"): a suggestion for a
+    /// word on its own, not a reason to flag one in context.
+    pub fn splits(&self, typed: &str, compounds: bool) -> Vec<Near> {
+        let lower = typed.to_lowercase();
+        let plain = lower.chars().all(|c| c.is_ascii_lowercase()) && typed.chars().skip(1).all(|c| c.is_ascii_lowercase());
+        if !plain || lower.len() < SPLIT_LETTERS || self.get(&lower).is_some() {
+            return vec![];
+        }
+        let prior = |w: &str| {
+            // Short words of other kinds are mostly abbreviations ("al", "co", "de").
+            let short = w.len() < 3 && !ONE_LETTER_WORDS.contains(&w) && !FUNCTION_WORDS.contains(&w);
+            self.log_prior(w).filter(|&p| p > SPLIT_PRIOR && !short)
+        };
+        let mut out: Vec<Near> = (1..lower.len())
+            .filter_map(|k| {
+                let (a, b) = lower.split_at(k);
+                if !compounds && !FUNCTION_WORDS.contains(&a) && !FUNCTION_WORDS.contains(&b) {
+                    return None;
+                }
+                Some(Near { word: format!("{a} {b}"), cost: SPLIT_COST, log_prior: prior(a)? + prior(b)? - SPLIT_PENALTY })
+            })
+            .collect();
+        out.sort_by(|a, b| b.log_prior.total_cmp(&a.log_prior));
         out
     }
 
@@ -490,6 +548,22 @@ mod tests {
         let t = l.near("thw", 1.0);
         assert_eq!(t[0].word, "the");
         assert!(t[0].cost < 1.0, "w is next to e: {}", t[0].cost);
+    }
+
+    #[test]
+    fn splits_are_two_words_typed_as_one() {
+        let l = Lexicon::from_counts(
+            [("a", 1000), ("i", 500), ("o", 50), ("lot", 100), ("each", 100), ("other", 100), ("allot", 5)].map(|(w, c)| (w.to_string(), c)),
+        );
+        assert_eq!(l.splits("alot", false).iter().map(|n| n.word.as_str()).collect::<Vec<_>>(), ["a lot"]);
+        assert_eq!(l.splits("Eachother", false)[0].word, "each other");
+        assert_eq!(l.splits("Eachother", false)[0].cost, SPLIT_COST);
+        assert!(l.splits("allot", true).is_empty(), "a known word is no join");
+        assert!(l.splits("olot", true).is_empty(), "one letter: only a and I");
+        assert!(l.splits("eachOther", true).is_empty(), "a name in camel case");
+        let l = Lexicon::from_counts([("call", 100), ("site", 100)].map(|(w, c)| (w.to_string(), c)));
+        assert!(l.splits("callsite", false).is_empty(), "two content words: a compound");
+        assert_eq!(l.splits("callsite", true)[0].word, "call site");
     }
 
     #[test]

@@ -249,7 +249,9 @@ pub(crate) fn subject_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usiz
     }
     let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
     let third = THIRD_FORMS.contains(&verb)
-        || (verb.len() > 3 && !["ss", "us", "is"].iter().any(|e| verb.ends_with(e)) && inflections(lexicon, verb).iter().any(|b| plural_of(b, verb) && known(b)));
+        || (verb.len() > 3
+            && !["ss", "us", "is"].iter().any(|e| verb.ends_with(e))
+            && inflections(lexicon, verb).iter().any(|b| plural_of(b, verb) && known(b)));
     if !third {
         return vec![];
     }

@@ -12,7 +12,9 @@ use laya_text::{code_pieces, prose_mask, words};
 use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
-use crate::slips::{agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, subject_forms, CONFUSION_SETS, REDUPLICATED};
+use crate::slips::{
+    agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, subject_forms, CONFUSION_SETS, REDUPLICATED,
+};
 use crate::verbs::verb_forms;
 use crate::{DecideError, Result};
 
@@ -60,6 +62,17 @@ const CODE_LETTERS: usize = 5;
 const CODE_PRIOR: f32 = -13.0;
 /// Words of right context appended to every candidate.
 const RIGHT_WORDS: usize = 4;
+
+/// Which splits of a word into two a ranking offers ([`Lexicon::splits`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Joins {
+    /// None: a piece of code is its own words run together ("isempty").
+    None,
+    /// A function word and its neighbour ("alot", "eachother"): in context.
+    Slips,
+    /// Any two common words ("callsite" too): a word on its own.
+    All,
+}
 
 /// The margins of the real-word check, in nats. The defaults are what `laya check` and the
 /// server use; `laya eval context` can override them to tune (the binary reads the overrides).
@@ -303,17 +316,21 @@ impl Speller {
 
     /// Suggestions for a word on its own, best first: the lexicon's prior and the error model.
     pub fn suggest(&self, typed: &str, n: usize) -> Vec<Correction> {
-        self.ranked_alone(typed, n).into_iter().map(|(word, _, score)| Correction { word, score }).collect()
+        self.ranked_alone(typed, n, Joins::All).into_iter().map(|(word, _, score)| Correction { word, score }).collect()
     }
 
     /// The `n` best words near `typed` on their own, written in its case: (word, edit cost,
-    /// prior minus the error model's penalty), best first, each word once.
-    fn ranked_alone(&self, typed: &str, n: usize) -> Vec<(String, f32, f32)> {
+    /// prior minus the error model's penalty), best first, each word once; with the two words
+    /// `typed` may be, joined by slip, as `joins` says.
+    fn ranked_alone(&self, typed: &str, n: usize, joins: Joins) -> Vec<(String, f32, f32)> {
         let w = self.opts.channel_weight;
         let channel = |word: &str, cost: f32| if w > 0.0 { w * ErrorModel::builtin().log_likelihood(typed, word) } else { -LAMBDA_ALONE * cost };
         let key = sound_key(typed);
         let sounds_alike = |word: &str| self.opts.sound_loglik.is_finite() && key.is_some() && sound_key(word) == key;
         let mut cands = self.lexicon.near(typed, MAX_COST);
+        if joins != Joins::None {
+            cands.extend(self.lexicon.splits(typed, joins == Joins::All));
+        }
         if self.opts.sound_loglik.is_finite() && typed.chars().count() >= SOUND_LETTERS {
             let near: HashSet<String> = cands.iter().map(|c| c.word.clone()).collect();
             cands.extend(self.lexicon.sounding_like(typed, SOUND_CANDIDATES).into_iter().filter(|c| !near.contains(&c.word)));
@@ -767,7 +784,7 @@ impl Speller {
             return None;
         }
         remembered(&self.code_slips, piece, || {
-            let best = self.ranked_alone(piece, 5);
+            let best = self.ranked_alone(piece, 5, Joins::None);
             let (word, _, _) = best.first()?;
             let common = self.lexicon.log_prior(word).is_some_and(|p| p > CODE_PRIOR);
             if !common || ErrorModel::builtin().log_likelihood(piece, word) < self.opts.code_slip {
@@ -799,8 +816,12 @@ impl Speller {
     fn context_candidates(&self, word: &str) -> Vec<(String, f32)> {
         // Words one sound away are for words alone: in context they add false alarms (46 against
         // 43 on context-errors.jsonl) and find nothing more.
-        let cands: Vec<(String, f32)> =
-            self.ranked_alone(word, CONTEXT_CANDIDATES).into_iter().filter(|c| c.1 <= SOUND_COST).map(|(w, cost, _)| (w, cost)).collect();
+        let cands: Vec<(String, f32)> = self
+            .ranked_alone(word, CONTEXT_CANDIDATES, Joins::Slips)
+            .into_iter()
+            .filter(|c| c.1 <= SOUND_COST)
+            .map(|(w, cost, _)| (w, cost))
+            .collect();
         if cands.iter().all(|c| c.1 > MAX_COST) {
             return vec![];
         }

@@ -144,6 +144,22 @@ fn a_likely_slip_is_flagged_in_context_and_a_coined_name_is_not() {
     }
 }
 
+/// Two words typed as one, one of them a function word, are flagged with the two words first;
+/// two content words run together are left alone, as a compound the writer may mean.
+#[test]
+fn two_words_typed_as_one_are_split() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    for (text, typo, meant) in [
+        ("They help eachother when they can.", "eachother", "each other"),
+        ("You need atleast two cores to build it.", "atleast", "at least"),
+        ("Alot of people use it every day.", "Alot", "A lot"),
+    ] {
+        assert_eq!(flags(&model, text), [(typo.to_string(), meant.to_string())], "{text}");
+    }
+    assert_eq!(flags(&model, "The datastructure keeps its keys sorted."), [], "two content words");
+}
+
 /// A word Markdown emphasis cuts in pieces ("**s**ubstitution") is judged whole, and the last
 /// word of a text cut off mid-sentence is not taken for another word of its set: nothing after
 /// it says which was meant.
