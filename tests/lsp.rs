@@ -315,6 +315,32 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
     c.shutdown().unwrap();
 }
 
+/// Two words typed as one get a diagnostic whose first quick fix puts the space back.
+#[test]
+fn two_words_typed_as_one_are_fixed_with_the_space_put_back() {
+    let mut c = Client::start(json!({"debounceMs": 50}));
+    let uri = "file:///tmp/laya-test/joined.md";
+    c.open(uri, "markdown", "They help eachother when they can.\n");
+    let d = c.wait_for("diagnostics", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    let diag = d["params"]["diagnostics"][0].clone();
+    assert_eq!(diag["range"], json!({"start": pos(0, 10), "end": pos(0, 19)}), "{d}");
+    let r = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}));
+    let actions = r["result"].as_array().unwrap();
+    assert_eq!(actions[0]["title"], "Replace with \"each other\"", "{r}");
+    let edit = &actions[0]["edit"]["changes"][uri][0];
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}),
+    );
+    c.wait_for("the diagnostic to clear", |m| {
+        m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2 && m["params"]["diagnostics"] == json!([])
+    });
+    assert_eq!(c.text(uri).1, "They help each other when they can.\n");
+    c.shutdown().unwrap();
+}
+
 /// Two slips side by side are both flagged (each judged with the other corrected), and a word
 /// typed twice gets a diagnostic whose quick fix deletes the second one and its space.
 #[test]
