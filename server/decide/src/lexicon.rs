@@ -57,6 +57,8 @@ pub const SPLIT_COST: f32 = 1.0;
 /// The least ln prior of each word of a split ([`Lexicon::splits`]): common words, so that a
 /// name the lexicon lacks is not read as two rare ones.
 const SPLIT_PRIOR: f32 = -12.0;
+/// The same for the other word beside a function word: "for instrumenting", "of comfits".
+const SPLIT_PRIOR_BESIDE: f32 = -15.0;
 /// Shortest word looked at for a split, and one-letter words a split may give (a word of it
 /// has three letters or more, or is one of these or of FUNCTION_WORDS).
 const SPLIT_LETTERS: usize = 4;
@@ -74,7 +76,9 @@ const FUNCTION_WORDS: &[&str] = &[
     "from", "by", "with", "as", "up", "out", "off", "into", "over", "about", "after", "before", "than", "then", "and", "or", "but", "if", "so",
     "not", "be", "is", "are", "was", "were", "been", "do", "does", "did", "can", "could", "will", "would", "shall", "should", "may", "might", "must",
     "have", "has", "had", "one", "how", "what", "when", "where", "who", "why", "which", "there", "here", "even", "though", "least", "most", "more",
-    "much", "many",
+    "much", "many", "without", "within", "upon", "through", "while", "between", "under", "among", "across", "since", "until", "because", "although",
+    "unless", "whether", "during", "against", "along", "around", "behind", "below", "beside", "beyond", "inside", "outside", "toward", "towards",
+    "via", "per", "few", "several", "such", "also", "only", "just", "very",
 ];
 
 /// Where `scripts/lexicon.sh` puts the lexicon, relative to the repository or an install.
@@ -293,7 +297,8 @@ impl Lexicon {
     /// function word (FUNCTION_WORDS: "callsite" is no slip). Each at [`SPLIT_COST`], its
     /// prior the two words' together less SPLIT_PENALTY (in context the model says which pairs
     /// are phrases). Only a word of letters the lexicon does not know, in
-    /// lower case or capitalized; each word of the split common (SPLIT_PRIOR) and of three
+    /// lower case or capitalized; each word of the split common (SPLIT_PRIOR; SPLIT_PRIOR_BESIDE
+    /// beside a function word) and of three
     /// letters or more but "a", "I" and the function words.
     /// With `compounds`, two content words too ("callsite" -> "call site"): a suggestion for a
     /// word on its own, not a reason to flag one in context.
@@ -303,18 +308,20 @@ impl Lexicon {
         if !plain || lower.len() < SPLIT_LETTERS || self.get(&lower).is_some() {
             return vec![];
         }
-        let prior = |w: &str| {
+        let prior = |w: &str, floor: f32| {
             // Short words of other kinds are mostly abbreviations ("al", "co", "de").
             let short = w.len() < 3 && !ONE_LETTER_WORDS.contains(&w) && !FUNCTION_WORDS.contains(&w);
-            self.log_prior(w).filter(|&p| p > SPLIT_PRIOR && !short)
+            self.log_prior(w).filter(|&p| p > floor && !short)
         };
         let mut out: Vec<Near> = (1..lower.len())
             .filter_map(|k| {
                 let (a, b) = lower.split_at(k);
-                if !compounds && !FUNCTION_WORDS.contains(&a) && !FUNCTION_WORDS.contains(&b) {
+                let function = FUNCTION_WORDS.contains(&a) || FUNCTION_WORDS.contains(&b);
+                if !compounds && !function {
                     return None;
                 }
-                Some(Near { word: format!("{a} {b}"), cost: SPLIT_COST, log_prior: prior(a)? + prior(b)? - SPLIT_PENALTY })
+                let floor = if function { SPLIT_PRIOR_BESIDE } else { SPLIT_PRIOR };
+                Some(Near { word: format!("{a} {b}"), cost: SPLIT_COST, log_prior: prior(a, floor)? + prior(b, floor)? - SPLIT_PENALTY })
             })
             .collect();
         out.sort_by(|a, b| b.log_prior.total_cmp(&a.log_prior));
