@@ -256,11 +256,7 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
     assert!(actions.iter().any(|a| a["command"]["command"] == "laya.addToDictionary"), "{r}");
     assert!(actions.iter().any(|a| a["command"]["command"] == "laya.ignoreInDocument"), "{r}");
     // Apply the fix as an editor would: the edit comes back as a change.
-    let edit = &actions[0]["edit"]["changes"][uri][0];
-    c.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}),
-    );
+    c.apply_edit(uri, 2, &actions[0]["edit"]["changes"][uri][0]);
     c.wait_for("the diagnostic to clear", |m| {
         m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2 && m["params"]["diagnostics"] == json!([])
     });
@@ -329,11 +325,7 @@ fn two_words_typed_as_one_are_fixed_with_the_space_put_back() {
     let r = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}));
     let actions = r["result"].as_array().unwrap();
     assert_eq!(actions[0]["title"], "Replace with \"each other\"", "{r}");
-    let edit = &actions[0]["edit"]["changes"][uri][0];
-    c.notify(
-        "textDocument/didChange",
-        json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}),
-    );
+    c.apply_edit(uri, 2, &actions[0]["edit"]["changes"][uri][0]);
     c.wait_for("the diagnostic to clear", |m| {
         m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2 && m["params"]["diagnostics"] == json!([])
     });

@@ -18,6 +18,9 @@ pub trait Suite: Sized {
     fn start_cmd(cmd: Command, init_options: Value) -> Self;
     /// The server's copy of a document: (version, text).
     fn text(&mut self, uri: &str) -> (i64, String);
+    /// Applies a code action's text edit (`{range, newText}`) as an editor does: as a change that
+    /// makes the document `version`.
+    fn apply_edit(&mut self, uri: &str, version: i64, edit: &Value);
 }
 
 impl Suite for Client {
@@ -39,6 +42,13 @@ impl Suite for Client {
 
     fn text(&mut self, uri: &str) -> (i64, String) {
         self.text_of(uri).unwrap_or_else(|| panic!("{uri} is not open"))
+    }
+
+    fn apply_edit(&mut self, uri: &str, version: i64, edit: &Value) {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"range": edit["range"], "text": edit["newText"]}]}),
+        );
     }
 }
 

@@ -59,10 +59,8 @@ pub const SPLIT_COST: f32 = 1.0;
 const SPLIT_PRIOR: f32 = -12.0;
 /// The same for the other word beside a function word: "for instrumenting", "of comfits".
 const SPLIT_PRIOR_BESIDE: f32 = -15.0;
-/// Shortest word looked at for a split, and one-letter words a split may give (a word of it
-/// has three letters or more, or is one of these or of FUNCTION_WORDS).
+/// Shortest word looked at for a split.
 const SPLIT_LETTERS: usize = 4;
-const ONE_LETTER_WORDS: &[&str] = &["a", "i"];
 /// Taken off a split's prior, the two words' as if independent: most pairs of common words are
 /// no phrase ("a add" for "aadd", "all edges" for "alledges"), and words alone have no model
 /// to say which are.
@@ -294,12 +292,11 @@ impl Lexicon {
 
     /// Two common words that `typed` is, written without the space between them: "alot" -> "a
     /// lot", "eachother" -> "each other", "infact" -> "in fact", where one of the two is a
-    /// function word (FUNCTION_WORDS: "callsite" is no slip). Each at [`SPLIT_COST`], its
-    /// prior the two words' together less SPLIT_PENALTY (in context the model says which pairs
-    /// are phrases). Only a word of letters the lexicon does not know, in
-    /// lower case or capitalized; each word of the split common (SPLIT_PRIOR; SPLIT_PRIOR_BESIDE
-    /// beside a function word) and of three
-    /// letters or more but "a", "I" and the function words.
+    /// function word (FUNCTION_WORDS: "callsite" is no slip). Each at [`SPLIT_COST`], its prior
+    /// the two words' together less SPLIT_PENALTY (in context the model says which pairs are
+    /// phrases). Only a word of letters the lexicon does not know, in lower case or capitalized;
+    /// each word of the split common (SPLIT_PRIOR; SPLIT_PRIOR_BESIDE beside a function word) and
+    /// of three letters or more unless it is a function word ("a", "I", "in").
     /// With `compounds`, two content words too ("callsite" -> "call site"): a suggestion for a
     /// word on its own, not a reason to flag one in context.
     pub fn splits(&self, typed: &str, compounds: bool) -> Vec<Near> {
@@ -310,7 +307,7 @@ impl Lexicon {
         }
         let prior = |w: &str, floor: f32| {
             // Short words of other kinds are mostly abbreviations ("al", "co", "de").
-            let short = w.len() < 3 && !ONE_LETTER_WORDS.contains(&w) && !FUNCTION_WORDS.contains(&w);
+            let short = w.len() < 3 && !FUNCTION_WORDS.contains(&w);
             self.log_prior(w).filter(|&p| p > floor && !short)
         };
         let mut out: Vec<Near> = (1..lower.len())

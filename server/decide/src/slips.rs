@@ -212,15 +212,20 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
             want_plural = Some(true);
             break;
         }
-        // Not a plural noun itself ("previous", "various" and "less" are no plurals).
-        let singular = !prev.ends_with('s') || ["ous", "ss", "us", "is"].iter().any(|e| prev.ends_with(e));
-        let modifier = prev.chars().all(|c| c.is_ascii_lowercase()) && singular && !NOT_MODIFIERS.contains(&prev.as_str());
-        if !modifier {
+        if !modifier(&prev) {
             break;
         }
     }
     let Some(want_plural) = want_plural else { return vec![] };
     inflections(lexicon, word).into_iter().filter(|f| if want_plural { plural_of(word, f) } else { plural_of(f, word) }).collect()
+}
+
+/// Whether `word` (lower case) may stand between a determiner and its noun, as an adjective
+/// would: lowercase, not a plural noun itself ("previous", "various" and "less" are no plurals),
+/// and no word that starts a phrase of its own (NOT_MODIFIERS).
+fn modifier(word: &str) -> bool {
+    let singular = !word.ends_with('s') || ["ous", "ss", "us", "is"].iter().any(|e| word.ends_with(e));
+    word.chars().all(|c| c.is_ascii_lowercase()) && singular && !NOT_MODIFIERS.contains(&word)
 }
 
 /// Determiners that leave a noun's number to the verb after it ("The signatures starts").
@@ -268,8 +273,7 @@ pub(crate) fn subject_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usiz
             subject = j == 0 || opener || punctuated;
             break;
         }
-        let singular = !prev.ends_with('s') || ["ous", "ss", "us", "is"].iter().any(|e| prev.ends_with(e));
-        if !(prev.chars().all(|c| c.is_ascii_lowercase()) && singular && !NOT_MODIFIERS.contains(&prev.as_str())) {
+        if !modifier(&prev) {
             break;
         }
     }

@@ -543,22 +543,20 @@ impl Speller {
                         }
                     }
                 }
-                if self.opts.agreement_margin.is_finite() {
-                    let margin = self.opts.agreement_margin;
-                    special.extend(agreement_forms(&self.lexicon, text, &spans, i).into_iter().map(|word| Special { word, margin, prune: false }));
-                    for word in subject_forms(&self.lexicon, text, &spans, i) {
+                // Each form once, at the margin of the first rule that asks for it.
+                let mut ask_forms = |forms: Vec<String>, margin: f32| {
+                    for word in forms {
                         if !special.iter().any(|s| s.word == word) {
                             special.push(Special { word, margin, prune: false });
                         }
                     }
+                };
+                if self.opts.agreement_margin.is_finite() {
+                    ask_forms(agreement_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
+                    ask_forms(subject_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
                 }
                 if self.opts.verb_margin.is_finite() {
-                    let margin = self.opts.verb_margin;
-                    for word in verb_forms(&self.lexicon, text, &spans, i) {
-                        if !special.iter().any(|s| s.word == word) {
-                            special.push(Special { word, margin, prune: false });
-                        }
-                    }
+                    ask_forms(verb_forms(&self.lexicon, text, &spans, i), self.opts.verb_margin);
                 }
                 if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word && i >= NEIGHBOUR_LEFT_WORDS
                 {
