@@ -836,3 +836,33 @@ fn a_chinese_document_is_served_by_the_multilingual_model() {
     assert!(r["error"]["message"].as_str().unwrap().contains("1 to 50"), "{r}");
     c.shutdown().unwrap();
 }
+
+/// A misspelling that ends a sentence, typed at a writer's pace with ghost text asked at each
+/// key, then "." and Enter, gets its diagnostic: the last word of a line is finished once the
+/// writer moves past it, like any other.
+#[test]
+fn a_misspelling_before_the_full_stop_and_enter_is_flagged() {
+    let mut c = Client::start(json!({"debounceMs": 250}));
+    wait_for_model(&mut c);
+    let uri = "file:///tmp/laya-test/enter.md";
+    c.open(uri, "markdown", "");
+    let (mut col, mut version) = (0u32, 1i64);
+    for ch in "They can help, and we recieve.".chars() {
+        type_chars(&mut c, uri, &mut col, &mut version, &ch.to_string());
+        c.request("textDocument/inlineCompletion", json!({"textDocument": {"uri": uri}, "position": pos(0, col), "context": {"triggerKind": 2}}));
+        std::thread::sleep(Duration::from_millis(80));
+    }
+    version += 1;
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": version},
+               "contentChanges": [{"range": {"start": pos(0, col), "end": pos(0, col)}, "text": "\n"}]}),
+    );
+    let d = c.wait_for("the diagnostic of the sentence's last word", |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["version"] == version
+            && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    assert_eq!(d["params"]["diagnostics"][0]["range"], json!({"start": pos(0, 22), "end": pos(0, 29)}), "{d}");
+    c.shutdown().unwrap();
+}
