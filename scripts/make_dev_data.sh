@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates data/dev/typos/*.tsv and data/dev/prose/*.txt (scripts/make_dev_data.py), the speller's
 # error model server/decide/data/error-model.tsv (scripts/make_error_model.py), then
-# data/dev/context/*.jsonl (scripts/make_context_errors.py, make_grammar_errors.py, make_joined_errors.py). Sources: see data/README.md.
+# data/dev/context/*.jsonl (scripts/make_context_errors.py, make_grammar_errors.py, make_joined_errors.py, make_split_errors.py). Sources: see data/README.md.
 # Needs the lexicon (scripts/lexicon.sh, run first), the codespell 2.4.3 wheel (PyPI, sha256
 # pinned) and the crates of Cargo.lock in cargo's registry (`cargo fetch`).
 set -euo pipefail
@@ -40,6 +40,8 @@ cargo fetch --quiet --locked || echo "make_dev_data: note: cargo fetch failed; u
   --out data/dev/context/grammar-errors.jsonl
 "$PY" scripts/make_joined_errors.py --prose data/dev/prose --lexicon .deps/lexicon/en.tsv \
   --out data/dev/context/joined-errors.jsonl
+"$PY" scripts/make_split_errors.py --prose data/dev/prose --lexicon .deps/lexicon/en.tsv \
+  --out data/dev/context/split-errors.jsonl
 
 # Small samples for the fast test suite (tests/data), taken from the dev data.
 "$PY" - <<'PYEOF'

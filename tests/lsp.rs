@@ -311,7 +311,8 @@ fn misspellings_get_diagnostics_and_quick_fixes() {
     c.shutdown().unwrap();
 }
 
-/// Two words typed as one get a diagnostic whose first quick fix puts the space back.
+/// Two words typed as one get a diagnostic whose first quick fix puts the space back; one word
+/// typed as two, one whose fix takes it out.
 #[test]
 fn two_words_typed_as_one_are_fixed_with_the_space_put_back() {
     let mut c = Client::start(json!({"debounceMs": 50}));
@@ -330,6 +331,21 @@ fn two_words_typed_as_one_are_fixed_with_the_space_put_back() {
         m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == 2 && m["params"]["diagnostics"] == json!([])
     });
     assert_eq!(c.text(uri).1, "They help each other when they can.\n");
+    // And one word typed as two: the fix takes the space out.
+    let uri = "file:///tmp/laya-test/apart.md";
+    c.open(uri, "markdown", "She walked in to the room.\n");
+    let d = c.wait_for("diagnostics", |m| {
+        m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == uri
+            && m["params"]["diagnostics"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    let diag = d["params"]["diagnostics"][0].clone();
+    assert_eq!(diag["range"], json!({"start": pos(0, 11), "end": pos(0, 16)}), "{d}");
+    assert_eq!(diag["message"], "\"in to\" may be one word: into?", "{d}");
+    let r = c.request("textDocument/codeAction", json!({"textDocument": {"uri": uri}, "range": diag["range"], "context": {"diagnostics": [diag]}}));
+    c.apply_edit(uri, 2, &r["result"][0]["edit"]["changes"][uri][0]);
+    c.wait_for("the diagnostic to clear", |m| m["params"]["uri"] == uri && m["params"]["version"] == 2 && m["params"]["diagnostics"] == json!([]));
+    assert_eq!(c.text(uri).1, "She walked into the room.\n");
     c.shutdown().unwrap();
 }
 

@@ -65,6 +65,8 @@ const SPLIT_LETTERS: usize = 4;
 /// no phrase ("a add" for "aadd", "all edges" for "alledges"), and words alone have no model
 /// to say which are.
 const SPLIT_PENALTY: f32 = 6.0;
+/// The least ln prior of the word two words make together ([`Lexicon::joined`]).
+const JOIN_PRIOR: f32 = -13.0;
 /// Words of which a split must have one: the joins writers make by slip are a function word and
 /// its neighbour ("a lot", "in fact", "each other", "be able"). Two content words joined
 /// ("callsite", "compiletime") are more often a compound the writer means.
@@ -325,6 +327,30 @@ impl Lexicon {
         out
     }
 
+    /// The one common word that `first` and `second`, written apart, make together: "in to" ->
+    /// "into", "some one" -> "someone", "with out" -> "without", where one of the two is a
+    /// function word (FUNCTION_WORDS; two content words apart, "data type", "file name", are
+    /// most often meant). Both must be words of the lexicon, plain letters, of two letters or
+    /// more unless "a" ("a head"), the second in lower case; the word they make has an ln prior
+    /// over JOIN_PRIOR. In the case of `first` ("Some one" -> "Someone").
+    pub fn joined(&self, first: &str, second: &str) -> Option<String> {
+        let plain = |w: &str| w.chars().all(|c| c.is_ascii_alphabetic()) && w.chars().skip(1).all(|c| c.is_ascii_lowercase());
+        if !plain(first) || !second.chars().all(|c| c.is_ascii_lowercase()) {
+            return None;
+        }
+        let (a, b) = (first.to_lowercase(), second);
+        let long_enough = |w: &str| w.len() >= 2 || w == "a";
+        if !long_enough(&a) || !long_enough(b) || !self.contains(&a) || !self.contains(b) {
+            return None;
+        }
+        if !FUNCTION_WORDS.contains(&a.as_str()) && !FUNCTION_WORDS.contains(&b) {
+            return None;
+        }
+        let whole = format!("{a}{b}");
+        self.log_prior(&whole).filter(|&p| p > JOIN_PRIOR)?;
+        Some(match_case(&whole, first))
+    }
+
     /// Lexicon words within `max_cost` of `typed` under the keyboard-aware error model (see
     /// [`edit_costs`]), cheapest first, ties broken by frequency. `typed` itself is excluded.
     pub fn near(&self, typed: &str, max_cost: f32) -> Vec<Near> {
@@ -568,6 +594,29 @@ mod tests {
         let l = Lexicon::from_counts([("call", 100), ("site", 100)].map(|(w, c)| (w.to_string(), c)));
         assert!(l.splits("callsite", false).is_empty(), "two content words: a compound");
         assert_eq!(l.splits("callsite", true)[0].word, "call site");
+    }
+
+    #[test]
+    fn two_words_that_make_one_are_joined() {
+        let l = Lexicon::from_counts(
+            [
+                ("in", 1000),
+                ("to", 1000),
+                ("into", 500),
+                ("some", 300),
+                ("one", 300),
+                ("someone", 100),
+                ("data", 100),
+                ("type", 100),
+                ("datatype", 50),
+            ]
+            .map(|(w, c)| (w.to_string(), c)),
+        );
+        assert_eq!(l.joined("in", "to").as_deref(), Some("into"));
+        assert_eq!(l.joined("Some", "one").as_deref(), Some("Someone"), "in the first word's case");
+        assert_eq!(l.joined("data", "type"), None, "two content words: meant apart");
+        assert_eq!(l.joined("in", "To"), None, "a name after");
+        assert_eq!(l.joined("to", "in"), None, "no such word");
     }
 
     #[test]

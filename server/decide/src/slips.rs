@@ -180,7 +180,7 @@ const NOT_MODIFIERS: &[&str] = &[
     "as", "not", "no", "lot", "so", "than", "then", "more", "most", "other", "same", "such", "we", "you", "they", "he", "she",
 ];
 /// Most words between a determiner and the noun it agrees with ("a previous variables": one).
-const MODIFIERS: usize = 2;
+pub(crate) const MODIFIERS: usize = 2;
 
 /// The other grammatical number of the word at `spans[i]` when a determiner before it asks for
 /// that number and the word has the wrong one: "lines" after "after that", "part" after "multiple",

@@ -160,6 +160,26 @@ fn two_words_typed_as_one_are_split() {
     assert_eq!(flags(&model, "The datastructure keeps its keys sorted."), [], "two content words");
 }
 
+/// One word typed as two ("in to", "some one") is flagged with the one word; the same two words
+/// where they are meant apart ("log in to", "every one of") are left alone.
+#[test]
+fn one_word_typed_as_two_is_joined() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    for (text, typo, meant) in [
+        ("She walked in to the room and sat down.", "in to", "into"),
+        ("Some one left the door open again.", "Some one", "Someone"),
+        ("The variable is defined out side the loop.", "out side", "outside"),
+        // "a" is part of "across": it asks for no singular "thread".
+        ("The data is shared a cross threads.", "a cross", "across"),
+    ] {
+        assert_eq!(flags(&model, text), [(typo.to_string(), meant.to_string())], "{text}");
+    }
+    for text in ["Log in to your account with the new password.", "Every one of these tests passes now.", "There is a way to do it."] {
+        assert_eq!(flags(&model, text), [], "{text}");
+    }
+}
+
 /// A word Markdown emphasis cuts in pieces ("**s**ubstitution") is judged whole, and the last
 /// word of a text cut off mid-sentence is not taken for another word of its set: nothing after
 /// it says which was meant.

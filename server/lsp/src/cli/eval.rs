@@ -121,7 +121,7 @@ fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Resul
 
 /// The real-word margins `laya eval context` checks with: the defaults, or for tuning
 /// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS, LAYA_CONTESTED_NATS, LAYA_INFLECTION_MARGIN,
-/// LAYA_AGREEMENT_MARGIN, LAYA_VERB_MARGIN, LAYA_NEIGHBOUR_MARGIN,
+/// LAYA_AGREEMENT_MARGIN, LAYA_VERB_MARGIN, LAYA_NEIGHBOUR_MARGIN, LAYA_JOIN_MARGIN,
 /// LAYA_NON_WORD_MARGIN (nats; "inf" turns the uncontested shortcut, or the inflections, off),
 /// LAYA_CHANNEL_WEIGHT and LAYA_SOUND_LOGLIK ("-inf" turns sound-alikes off). Read here, at the
 /// binary's edge; the server and `laya check` always use the defaults.
@@ -141,6 +141,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_SLIP_FLOOR", &mut o.slip_floor),
         ("LAYA_LIKELY_SLIP_MARGIN", &mut o.likely_slip_margin),
         ("LAYA_CODE_SLIP", &mut o.code_slip),
+        ("LAYA_JOIN_MARGIN", &mut o.join_margin),
     ] {
         if let Ok(v) = std::env::var(var) {
             *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;

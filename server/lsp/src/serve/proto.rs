@@ -46,6 +46,7 @@ pub fn diagnostic(doc: &Document, enc: PositionEncoding, s: usize, e: usize, i: 
     let message = match (i.kind, sugg.first()) {
         (IssueKind::Misspelling, Some(b)) => format!("\"{}\" may be misspelled: {b}?", i.word),
         (IssueKind::Misspelling, None) => format!("\"{}\" is not in the dictionary", i.word),
+        (IssueKind::RealWord, Some(b)) if i.word.contains(' ') => format!("\"{}\" may be one word: {b}?", i.word),
         (IssueKind::RealWord, Some(b)) => format!("\"{}\" may be the wrong word here: {b}?", i.word),
         (IssueKind::RealWord, None) => format!("\"{}\" may be the wrong word here", i.word),
         (IssueKind::Repeated, _) => format!("\"{}\" is typed twice", i.word.trim_start()),
