@@ -257,30 +257,84 @@ pub(crate) fn subject_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usiz
         || (verb.len() > 3
             && !["ss", "us", "is"].iter().any(|e| verb.ends_with(e))
             && inflections(lexicon, verb).iter().any(|b| plural_of(b, verb) && known(b)));
-    if !third {
-        return vec![];
-    }
-    let mut subject = false;
-    for j in (i.saturating_sub(MODIFIERS + 1)..i).rev() {
-        if text[spans[j].1..spans[j + 1].0] != *" " {
-            break;
-        }
-        let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
-        if NEUTRAL_DETERMINERS.contains(&prev.as_str()) {
-            let before = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
-            let opener = j > 0 && before == " " && CLAUSE_OPENERS.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
-            let punctuated = before.trim().chars().any(|c| ".!?:;,(".contains(c)) || before.contains("\n\n");
-            subject = j == 0 || opener || punctuated;
-            break;
-        }
-        if !modifier(&prev) {
-            break;
-        }
-    }
-    if !subject {
+    if !third || !opens_clause(text, spans, i, NEUTRAL_DETERMINERS) {
         return vec![];
     }
     inflections(lexicon, word).into_iter().filter(|f| plural_of(f, word)).collect()
+}
+
+/// The -s form of the word at `spans[i]` when it is a verb in its base form right after the
+/// singular noun of a clause's subject: "The function use the macro" -> "uses", "Each
+/// thread have its own" -> "has". The subject opens its clause as in [`subject_forms`], after a
+/// determiner that does not ask for a plural (the, this, each, a, ...); its noun is a lowercase
+/// word that does not look plural and is no participle, and no auxiliary follows the verb. Only
+/// the verb is asked about; the model decides (the noun may be a modifier of a noun that is the
+/// word: "The error message").
+pub(crate) fn subject_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)], i: usize) -> Vec<String> {
+    let verb = &text[spans[i].0..spans[i].1];
+    if i == 0 || !verb.chars().all(|c| c.is_ascii_lowercase()) || verb.len() < 3 || text[spans[i - 1].1..spans[i].0] != *" " {
+        return vec![];
+    }
+    let noun = &text[spans[i - 1].0..spans[i - 1].1];
+    // A participle before the word is its modifier ("the following item"), and a word before an
+    // auxiliary is the subject's noun itself ("the following item should").
+    let participle = noun.ends_with("ing") || noun.ends_with("ed");
+    // Plurals without an s take the base form: "the data show", "the people want".
+    let classical = noun.strip_suffix('a').is_some_and(|s| lexicon.contains(&format!("{s}um")) || lexicon.contains(&format!("{s}on")));
+    if classical || IRREGULAR_PLURALS.contains(&noun) {
+        return vec![];
+    }
+    let next = spans.get(i + 1).map_or("", |&(s, e)| &text[s..e]);
+    if !modifier(noun) || participle || DETERMINERS.iter().any(|d| d.contains(&noun)) || AUXILIARIES.contains(&next.to_ascii_lowercase().as_str()) {
+        return vec![];
+    }
+    if !opens_clause(text, spans, i - 1, NEUTRAL_DETERMINERS) && !opens_clause(text, spans, i - 1, SINGULAR_DETERMINERS) {
+        return vec![];
+    }
+    if let Some(&(_, s)) = PERSON_FORMS.iter().find(|(base, _)| *base == verb) {
+        return vec![s.to_string()];
+    }
+    if verb.ends_with('s') {
+        return vec![];
+    }
+    // Made here rather than by `inflections`, which leaves out short words ("use", "run", "add").
+    let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
+    let y = verb.strip_suffix('y').map(|s| format!("{s}ies"));
+    [Some(format!("{verb}s")), Some(format!("{verb}es")), y].into_iter().flatten().filter(|f| plural_of(verb, f) && known(f)).take(1).collect()
+}
+
+/// Plurals that do not end in s.
+const IRREGULAR_PLURALS: &[&str] = &["people", "children", "men", "women", "police", "feet", "teeth", "mice", "geese"];
+/// Verbs that come before a main verb: the word before one is not a verb ("the item should").
+const AUXILIARIES: &[&str] = &[
+    "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "can", "could", "will", "would", "shall", "should", "may",
+    "might", "must",
+];
+/// Base forms whose form for a singular subject is not the -s rule's.
+const PERSON_FORMS: &[(&str, &str)] = &[("have", "has"), ("do", "does"), ("are", "is"), ("were", "was")];
+/// Every determiner the agreement rules know: none of them is a subject's noun.
+const DETERMINERS: &[&[&str]] = &[NEUTRAL_DETERMINERS, SINGULAR_DETERMINERS, PLURAL_DETERMINERS];
+
+/// Whether the noun at `spans[noun]` heads a subject that opens its clause: one of
+/// `determiners` before it, up to MODIFIERS modifiers between, and before the determiner the
+/// start of the text, punctuation, a blank line or a word of CLAUSE_OPENERS.
+fn opens_clause(text: &str, spans: &[(usize, usize)], noun: usize, determiners: &[&str]) -> bool {
+    for j in (noun.saturating_sub(MODIFIERS + 1)..noun).rev() {
+        if text[spans[j].1..spans[j + 1].0] != *" " {
+            return false;
+        }
+        let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
+        if determiners.contains(&prev.as_str()) {
+            let before = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
+            let opener = j > 0 && before == " " && CLAUSE_OPENERS.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
+            let punctuated = before.trim().chars().any(|c| ".!?:;,(".contains(c)) || before.contains("\n\n");
+            return j == 0 || opener || punctuated;
+        }
+        if !modifier(&prev) {
+            return false;
+        }
+    }
+    false
 }
 
 /// Whether `plural` is a plural of `singular` that adds to it ("line" -> "lines", "property" ->

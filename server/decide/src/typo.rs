@@ -13,7 +13,8 @@ use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
 use crate::slips::{
-    agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, subject_forms, CONFUSION_SETS, MODIFIERS, REDUPLICATED,
+    agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, subject_forms, subject_verb_forms, CONFUSION_SETS,
+    MODIFIERS, REDUPLICATED,
 };
 use crate::verbs::verb_forms;
 use crate::{DecideError, Result};
@@ -582,6 +583,7 @@ impl Speller {
                 if self.opts.agreement_margin.is_finite() {
                     ask_forms(agreement_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
                     ask_forms(subject_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
+                    ask_forms(subject_verb_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
                 }
                 if self.opts.verb_margin.is_finite() {
                     ask_forms(verb_forms(&self.lexicon, text, &spans, i), self.opts.verb_margin);

@@ -196,11 +196,12 @@ fn pieces_of_a_word_and_a_sentence_cut_short_raise_no_false_alarm() {
 }
 
 /// Real words that are slips: the other number where a determiner asks for it ("a previous
-/// variables", "after that lines", "some nice feature") or the verb after a subject does ("the
-/// tests passes"), and a common word one slip from the one meant ("there many be"). Meant uses
-/// of the same words, a determiner's noun read as a modifier ("each command ensures"), a verb
-/// that agrees with a noun further back ("a list of the files contains") and "some" before a
-/// mass noun or one thing unnamed are left alone.
+/// variables", "after that lines", "some nice feature"), the noun or the verb of a subject that
+/// do not agree ("the tests passes", "each thread have"), and a common word one slip from the
+/// one meant ("there many be"). Meant uses of the same words, a determiner's noun read as a
+/// modifier ("each command ensures"), a noun before a noun ("the function call returns"), a
+/// verb that agrees with a noun further back ("a list of the files contains") and "some"
+/// before a mass noun or one thing unnamed are left alone.
 #[test]
 fn real_word_slips_beyond_the_confusion_sets_are_found() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
@@ -215,6 +216,9 @@ fn real_word_slips_beyond_the_confusion_sets_are_found() {
     assert_eq!(flagged("The parser reads the header first. After that lines, it reads the body."), pair("lines", "line"));
     assert_eq!(flagged("If the tests passes, the build is published."), pair("tests", "test"));
     assert_eq!(flagged("It has some nice feature that the old one lacked."), pair("feature", "features"));
+    assert_eq!(flagged("Each thread have its own stack and its own name."), pair("have", "has"));
+    assert_eq!(flagged("If the server crash, we restart it."), pair("crash", "crashes"));
+    assert_eq!(flagged("This method return the first value."), pair("return", "returns"));
     for clean in [
         "A list of the files contains every name we saw.",
         "It takes some time and some care to learn.",
@@ -225,6 +229,9 @@ fn real_word_slips_beyond_the_confusion_sets_are_found() {
         "We print the total. After that lines are read one at a time.",
         "Each of these functions takes a value, and many of them return one.",
         "She has a few friends and two cats, and they may be home soon.",
+        "The error message says what went wrong.",
+        "The function call returns early when the list is empty.",
+        "The data show that the cache helps.",
     ] {
         assert_eq!(flagged(clean), vec![], "{clean}");
     }
