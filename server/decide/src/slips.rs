@@ -366,3 +366,30 @@ pub(crate) fn possessive_fixed(word: &str, next: &str) -> bool {
 pub(crate) fn article_fits(word: &str, next: &str) -> bool {
     word.eq_ignore_ascii_case("an") && next != "I" && next.starts_with(['a', 'e', 'i', 'o', 'u', 'A', 'E', 'I', 'O', 'U'])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the subject rules ask the model about (it decides): the verb's -s form after a
+    /// singular subject that opens its clause, nothing where the word is no verb after a noun.
+    #[test]
+    fn a_singular_subject_asks_about_the_verbs_s_form() {
+        let lex = Lexicon::from_counts(
+            ["thread", "have", "has", "function", "use", "uses", "item", "items", "data", "datum", "show", "shows", "server", "crash", "crashes"]
+                .map(|w| (w.to_string(), 1000u64)),
+        );
+        let forms = |text: &str, word: &str| {
+            let spans = laya_text::words(text);
+            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
+            subject_verb_forms(&lex, text, &spans, i)
+        };
+        assert_eq!(forms("Each thread have its own stack.", "have"), ["has"]);
+        assert_eq!(forms("The function use the macro.", "use"), ["uses"], "a verb of three letters");
+        assert_eq!(forms("If the server crash, we restart it.", "crash"), ["crashes"]);
+        assert!(forms("The following item here is new.", "item").is_empty(), "not after a participle");
+        assert!(forms("Then the thread use should stop.", "use").is_empty(), "not before an auxiliary");
+        assert!(forms("The data show that it works.", "show").is_empty(), "a plural without an s");
+        assert!(forms("We saw the function use the macro.", "use").is_empty(), "not a clause's subject");
+    }
+}
