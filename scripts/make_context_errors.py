@@ -130,6 +130,34 @@ def english_prose(folder):
     return sorted(f for f in os.listdir(folder) if f.endswith(".txt") and not f.startswith("zh-"))
 
 
+def sample_lines(prose, rng, n_lines, share_clean, kind, make):
+    """Lines of each English prose file of `prose`, as many from each, a `share_clean` of them
+    clean and the others of `kind`: `make(text)` gives the row of an error put into `text`, or
+    None where it cannot (the next chunk is tried). Rows carry their kind and source file."""
+    files = english_prose(prose)
+    per_file = n_lines // len(files)
+    n_clean = round(per_file * share_clean)
+    rows = []
+    for name in files:
+        pool = list(chunks(os.path.join(prose, name)))
+        rng.shuffle(pool)
+        want = ["clean"] * n_clean + [kind] * (per_file - n_clean)
+        rng.shuffle(want)
+        for k in want:
+            row = None
+            while pool and row is None:
+                text = pool.pop()
+                if k == "clean":
+                    row = dict(text=text, start=None, end=None, error=None, correct=None)
+                else:
+                    row = make(text)
+            if row is None:
+                raise SystemExit(f"{name}: ran out of text for {k} lines")
+            row.update(kind=k, source=name)
+            rows.append(row)
+    return rows
+
+
 def write_rows(rows, out):
     """Checks that each row's offsets span its error, then writes the rows as JSON lines."""
     for r in rows:

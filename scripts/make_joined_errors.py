@@ -13,11 +13,10 @@ Seeded and deterministic: the same prose gives the same file.
       --out data/dev/context/joined-errors.jsonl
 """
 import argparse
-import os
 import random
 import re
 
-from make_context_errors import WORD_RE, chunks, english_prose, write_rows
+from make_context_errors import WORD_RE, sample_lines, write_rows
 
 SEED = 1730
 N_LINES = 150
@@ -33,44 +32,27 @@ def main():
     args = ap.parse_args()
     with open(args.lexicon, encoding="utf-8") as f:
         lexicon = {l.split("\t", 1)[0].lower() for l in f}
+    def join(text):
+        toks = [(m.start(), m.end(), m.group(0)) for m in WORD_RE.finditer(text)]
+        pairs = [
+            (a, b)
+            for a, b in zip(toks, toks[1:])
+            if text[a[1]:b[0]] == " "
+            and PLAIN.fullmatch(a[2])
+            and PLAIN.fullmatch(b[2])
+            and b[2].islower()
+            and (a[2].islower() or a[2][1:].islower())
+            and (a[2] + b[2]).lower() not in lexicon
+        ]
+        if not pairs:
+            return None
+        a, b = rng.choice(pairs)
+        joined = a[2] + b[2]
+        new = text[:a[0]] + joined + text[b[1]:]
+        return dict(text=new, start=a[0], end=a[0] + len(joined), error=joined, correct=f"{a[2]} {b[2]}")
+
     rng = random.Random(SEED)
-    files = english_prose(args.prose)
-    per_file = N_LINES // len(files)
-    n_clean = round(per_file * SHARE_CLEAN)
-    rows = []
-    for name in files:
-        pool = list(chunks(os.path.join(args.prose, name)))
-        rng.shuffle(pool)
-        want = ["clean"] * n_clean + ["joined"] * (per_file - n_clean)
-        rng.shuffle(want)
-        for kind in want:
-            row = None
-            while pool and row is None:
-                text = pool.pop()
-                if kind == "clean":
-                    row = dict(text=text, start=None, end=None, error=None, correct=None)
-                    continue
-                toks = [(m.start(), m.end(), m.group(0)) for m in WORD_RE.finditer(text)]
-                pairs = [
-                    (a, b)
-                    for a, b in zip(toks, toks[1:])
-                    if text[a[1]:b[0]] == " "
-                    and PLAIN.fullmatch(a[2])
-                    and PLAIN.fullmatch(b[2])
-                    and b[2].islower()
-                    and (a[2].islower() or a[2][1:].islower())
-                    and (a[2] + b[2]).lower() not in lexicon
-                ]
-                if not pairs:
-                    continue
-                a, b = rng.choice(pairs)
-                joined = a[2] + b[2]
-                new = text[:a[0]] + joined + text[b[1]:]
-                row = dict(text=new, start=a[0], end=a[0] + len(joined), error=joined, correct=f"{a[2]} {b[2]}")
-            if row is None:
-                raise SystemExit(f"{name}: ran out of text for {kind} lines")
-            row.update(kind=kind, source=name)
-            rows.append(row)
+    rows = sample_lines(args.prose, rng, N_LINES, SHARE_CLEAN, "joined", join)
     write_rows(rows, args.out)
     print(f"{args.out}: {len(rows)} lines, {sum(r['kind'] == 'joined' for r in rows)} joined")
 

@@ -16,11 +16,10 @@ Seeded and deterministic: the same prose gives the same file.
 """
 import argparse
 import math
-import os
 import random
 import re
 
-from make_context_errors import WORD_RE, chunks, english_prose, write_rows
+from make_context_errors import WORD_RE, sample_lines, write_rows
 
 SEED = 2611
 N_LINES = 150
@@ -51,39 +50,21 @@ def main():
         lower = word.lower()
         return [k for k in range(1, len(lower)) if common(lower[:k]) and common(lower[k:])]
 
+    def split(text):
+        toks = [
+            (m.start(), m.end(), m.group(0))
+            for m in WORD_RE.finditer(text)
+            if PLAIN.fullmatch(m.group(0)) and (m.group(0).islower() or m.group(0)[1:].islower()) and splits(m.group(0))
+        ]
+        if not toks:
+            return None
+        s, e, word = rng.choice(toks)
+        k = rng.choice(splits(word))
+        two = f"{word[:k]} {word[k:]}"
+        return dict(text=text[:s] + two + text[e:], start=s, end=s + len(two), error=two, correct=word)
+
     rng = random.Random(SEED)
-    files = english_prose(args.prose)
-    per_file = N_LINES // len(files)
-    n_clean = round(per_file * SHARE_CLEAN)
-    rows = []
-    for name in files:
-        pool = list(chunks(os.path.join(args.prose, name)))
-        rng.shuffle(pool)
-        want = ["clean"] * n_clean + ["split"] * (per_file - n_clean)
-        rng.shuffle(want)
-        for kind in want:
-            row = None
-            while pool and row is None:
-                text = pool.pop()
-                if kind == "clean":
-                    row = dict(text=text, start=None, end=None, error=None, correct=None)
-                    continue
-                toks = [
-                    (m.start(), m.end(), m.group(0))
-                    for m in WORD_RE.finditer(text)
-                    if PLAIN.fullmatch(m.group(0)) and (m.group(0).islower() or m.group(0)[1:].islower()) and splits(m.group(0))
-                ]
-                if not toks:
-                    continue
-                s, e, word = rng.choice(toks)
-                k = rng.choice(splits(word))
-                two = f"{word[:k]} {word[k:]}"
-                new = text[:s] + two + text[e:]
-                row = dict(text=new, start=s, end=s + len(two), error=two, correct=word)
-            if row is None:
-                raise SystemExit(f"{name}: ran out of text for {kind} lines")
-            row.update(kind=kind, source=name)
-            rows.append(row)
+    rows = sample_lines(args.prose, rng, N_LINES, SHARE_CLEAN, "split", split)
     write_rows(rows, args.out)
     print(f"{args.out}: {len(rows)} lines, {sum(r['kind'] == 'split' for r in rows)} split")
 
