@@ -291,16 +291,24 @@ pub(crate) fn subject_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize,
     if !opens_clause(text, spans, i - 1, NEUTRAL_DETERMINERS) && !opens_clause(text, spans, i - 1, SINGULAR_DETERMINERS) {
         return vec![];
     }
-    if let Some(&(_, s)) = PERSON_FORMS.iter().find(|(base, _)| *base == verb) {
+    // Not by `inflections`, which leaves out short words ("use", "run", "add").
+    let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
+    third_person_forms(verb).into_iter().filter(|f| known(f)).take(1).collect()
+}
+
+/// The forms of a verb's base form `base` for a third-person singular subject, unchecked
+/// against the lexicon: "have" -> "has", "use" -> "uses", "fix" -> "fixs", "fixes", "copy" ->
+/// "copies"; none for a word that ends in s.
+pub(crate) fn third_person_forms(base: &str) -> Vec<String> {
+    if let Some(&(_, s)) = PERSON_PAIRS.iter().find(|(b, _)| *b == base) {
         return vec![s.to_string()];
     }
-    if verb.ends_with('s') {
+    if base.ends_with('s') {
         return vec![];
     }
-    // Made here rather than by `inflections`, which leaves out short words ("use", "run", "add").
-    let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
-    let y = verb.strip_suffix('y').map(|s| format!("{s}ies"));
-    [Some(format!("{verb}s")), Some(format!("{verb}es")), y].into_iter().flatten().filter(|f| plural_of(verb, f) && known(f)).take(1).collect()
+    let mut out = vec![format!("{base}s"), format!("{base}es"), format!("{}ies", base.strip_suffix('y').unwrap_or(""))];
+    out.retain(|f| plural_of(base, f));
+    out
 }
 
 /// Plurals that do not end in s.
@@ -310,8 +318,8 @@ const AUXILIARIES: &[&str] = &[
     "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "can", "could", "will", "would", "shall", "should", "may",
     "might", "must",
 ];
-/// Base forms whose form for a singular subject is not the -s rule's.
-const PERSON_FORMS: &[(&str, &str)] = &[("have", "has"), ("do", "does"), ("are", "is"), ("were", "was")];
+/// The verbs whose forms for a third-person singular subject are not the -s rule's.
+pub(crate) const PERSON_PAIRS: &[(&str, &str)] = &[("have", "has"), ("do", "does"), ("are", "is"), ("were", "was")];
 /// Every determiner the agreement rules know: none of them is a subject's noun.
 const DETERMINERS: &[&[&str]] = &[NEUTRAL_DETERMINERS, SINGULAR_DETERMINERS, PLURAL_DETERMINERS];
 

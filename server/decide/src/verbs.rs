@@ -7,7 +7,7 @@
 //! does not want ("make it work" asked about "works") costs a scoring, not a false alarm.
 
 use crate::lexicon::Lexicon;
-use crate::slips::plural_of;
+use crate::slips::{third_person_forms, PERSON_PAIRS};
 
 /// The least ln prior of a form to be offered (as for the other grammatical number).
 const FORM_PRIOR: f32 = -16.0;
@@ -114,9 +114,6 @@ const IRREGULAR: &[(&str, &str, &str)] = &[
     ("write", "wrote", "written"),
 ];
 
-/// The verbs whose forms for a third-person singular subject are not the -s rule's.
-const PERSON_PAIRS: &[(&str, &str)] = &[("have", "has"), ("do", "does"), ("are", "is"), ("were", "was")];
-
 /// The forms of the word at `spans[i]` that the words before it ask for, where it has another
 /// form: its base form after a modal ("can returns" -> "return", "will used" -> "use"), its past
 /// participle after "be" or "have" ("is use" -> "used", "has show" -> "shown"), its -s form after
@@ -167,9 +164,8 @@ pub(crate) fn verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)]
             let form = if third { s } else { base };
             // "it don't" -> "doesn't", written with the apostrophe the writer used.
             out.push(if not { format!("{form}{}", &word[verb.len()..]) } else { form.to_string() });
-        } else if third && !word.ends_with('s') {
-            out.extend([format!("{word}s"), format!("{word}es"), format!("{}ies", word.strip_suffix('y').unwrap_or(""))]);
-            out.retain(|f| plural_of(word, f));
+        } else if third {
+            out.extend(third_person_forms(word));
         } else if !third && word.ends_with('s') && !word.ends_with("ss") {
             out.extend(base_forms(word));
         }
