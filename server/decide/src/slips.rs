@@ -194,10 +194,12 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
         return vec![];
     }
     let mut want_plural = None;
-    for j in (i.saturating_sub(MODIFIERS + 1)..i).rev() {
-        let gap = &text[spans[j].1..spans[j + 1].0];
-        if gap.is_empty() || !gap.chars().all(|c| c == ' ') {
-            break;
+    let (mut first, mut start) = (i, spans[i].0);
+    for _ in 0..=MODIFIERS {
+        let Some((j, at, code)) = left_item(text, spans, first, start) else { break };
+        (first, start) = (j, at);
+        if code {
+            continue;
         }
         let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
         let that_determiner = prev == "that"
@@ -285,7 +287,7 @@ pub(crate) fn subject_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize,
         return vec![];
     }
     let next = spans.get(i + 1).map_or("", |&(s, e)| &text[s..e]);
-    if !modifier(noun) || participle || DETERMINERS.iter().any(|d| d.contains(&noun)) || AUXILIARIES.contains(&next.to_ascii_lowercase().as_str()) {
+    if !modifier(noun) || participle || DETERMINERS.iter().any(|d| d.contains(&noun)) || auxiliary(&next.to_ascii_lowercase()) {
         return vec![];
     }
     if !opens_clause(text, spans, i - 1, NEUTRAL_DETERMINERS) && !opens_clause(text, spans, i - 1, SINGULAR_DETERMINERS) {
@@ -313,11 +315,19 @@ pub(crate) fn third_person_forms(base: &str) -> Vec<String> {
 
 /// Plurals that do not end in s.
 const IRREGULAR_PLURALS: &[&str] = &["people", "children", "men", "women", "police", "feet", "teeth", "mice", "geese"];
-/// Verbs that come before a main verb: the word before one is not a verb ("the item should").
-const AUXILIARIES: &[&str] = &[
-    "is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "can", "could", "will", "would", "shall", "should", "may",
-    "might", "must",
-];
+/// After these a verb takes its base form: "can returns", "will used", "couldn't works" (a
+/// negative contraction is read as its verb and "not", see [`uncontracted`]). "do", "does" and
+/// "did" only before "not" (as main verbs they take objects: "does tests").
+pub(crate) const BASE_AFTER: &[&str] = &["can", "could", "will", "would", "shall", "should", "may", "might", "must", "cannot"];
+/// These ask for the base form only with "not" after them.
+pub(crate) const DO: &[&str] = &["do", "does", "did"];
+/// After these a verb takes its past participle: "is use", "has change", "been add".
+pub(crate) const PARTICIPLE_AFTER: &[&str] = &["is", "are", "was", "were", "be", "been", "being", "has", "have", "had"];
+/// Whether `word` (lower case) is a verb that comes before a main verb (every word of the three
+/// lists above): the word before one is no verb ("the item should").
+fn auxiliary(word: &str) -> bool {
+    [BASE_AFTER, DO, PARTICIPLE_AFTER].iter().any(|l| l.contains(&word))
+}
 /// The verbs whose forms for a third-person singular subject are not the -s rule's.
 pub(crate) const PERSON_PAIRS: &[(&str, &str)] = &[("have", "has"), ("do", "does"), ("are", "is"), ("were", "was")];
 /// Every determiner the agreement rules know: none of them is a subject's noun.
@@ -327,9 +337,12 @@ const DETERMINERS: &[&[&str]] = &[NEUTRAL_DETERMINERS, SINGULAR_DETERMINERS, PLU
 /// `determiners` before it, up to MODIFIERS modifiers between, and before the determiner the
 /// start of the text, punctuation, a blank line or a word of CLAUSE_OPENERS.
 fn opens_clause(text: &str, spans: &[(usize, usize)], noun: usize, determiners: &[&str]) -> bool {
-    for j in (noun.saturating_sub(MODIFIERS + 1)..noun).rev() {
-        if text[spans[j].1..spans[j + 1].0] != *" " {
-            return false;
+    let (mut first, mut start) = (noun, spans[noun].0);
+    for _ in 0..=MODIFIERS {
+        let Some((j, at, code)) = left_item(text, spans, first, start) else { return false };
+        (first, start) = (j, at);
+        if code {
+            continue;
         }
         let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
         if determiners.contains(&prev.as_str()) {
@@ -343,6 +356,25 @@ fn opens_clause(text: &str, spans: &[(usize, usize)], noun: usize, determiners: 
         }
     }
     false
+}
+
+/// The item of a noun phrase just left of the one that starts at byte `start` with span
+/// `first`, only spaces between: the word `spans[j]` as `(j, its start, false)`, or an inline
+/// code span, which stands where a modifier would ("the `IpAddr` enum", "a `Vec<T>` value"), as
+/// `(its first span, its opening backtick, true)`. None for anything else between them.
+fn left_item(text: &str, spans: &[(usize, usize)], first: usize, start: usize) -> Option<(usize, usize, bool)> {
+    let j = first.checked_sub(1)?;
+    let gap = &text[spans[j].1..start];
+    if !gap.is_empty() && gap.bytes().all(|c| c == b' ') {
+        return Some((j, spans[j].0, false));
+    }
+    let close = text[..start].strip_suffix("` ")?.len();
+    let open = text[..close].rfind('`')?;
+    if open + 1 == close || text[open..close].contains('\n') || !text[..open].ends_with(' ') {
+        return None;
+    }
+    let inside = spans[..first].iter().position(|s| s.0 > open).unwrap_or(first);
+    Some((inside, open, true))
 }
 
 /// Whether `plural` is a plural of `singular` that adds to it ("line" -> "lines", "property" ->
@@ -384,8 +416,11 @@ mod tests {
     #[test]
     fn a_singular_subject_asks_about_the_verbs_s_form() {
         let lex = Lexicon::from_counts(
-            ["thread", "have", "has", "function", "use", "uses", "item", "items", "data", "datum", "show", "shows", "server", "crash", "crashes"]
-                .map(|w| (w.to_string(), 1000u64)),
+            [
+                "thread", "have", "has", "function", "use", "uses", "item", "items", "data", "datum", "show", "shows", "server", "crash", "crashes",
+                "enum", "let", "lets", "value", "values",
+            ]
+            .map(|w| (w.to_string(), 1000u64)),
         );
         let forms = |text: &str, word: &str| {
             let spans = laya_text::words(text);
@@ -399,5 +434,23 @@ mod tests {
         assert!(forms("Then the thread use should stop.", "use").is_empty(), "not before an auxiliary");
         assert!(forms("The data show that it works.", "show").is_empty(), "a plural without an s");
         assert!(forms("We saw the function use the macro.", "use").is_empty(), "not a clause's subject");
+        assert_eq!(forms("We saw how the `IpAddr` enum let us say it.", "let"), ["lets"], "inline code as a modifier");
+        assert_eq!(forms("Then the `Vec<T>` type use it.", "use"), ["uses"], "code that ends in a symbol");
+        assert!(forms("We saw the `IpAddr` enum let us say it.", "let").is_empty(), "still not a clause's subject");
+        assert!(forms("`IpAddr` enum let us say it.", "let").is_empty(), "code with no determiner before it");
+    }
+
+    /// A determiner asks for its noun's number across inline code as across an adjective.
+    #[test]
+    fn a_determiner_asks_for_the_number_of_its_noun_across_inline_code() {
+        let lex = Lexicon::from_counts(["value", "values", "thread", "threads"].map(|w| (w.to_string(), 1000u64)));
+        let forms = |text: &str, word: &str| {
+            let spans = laya_text::words(text);
+            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
+            agreement_forms(&lex, text, &spans, i)
+        };
+        assert_eq!(forms("It takes a `u32` values here.", "values"), ["value"]);
+        assert_eq!(forms("Spawn several `std::sync` thread now.", "thread"), ["threads"]);
+        assert!(forms("It takes a `u32`, values here.", "values").is_empty(), "not across a comma");
     }
 }

@@ -7,21 +7,13 @@
 //! does not want ("make it work" asked about "works") costs a scoring, not a false alarm.
 
 use crate::lexicon::Lexicon;
-use crate::slips::{third_person_forms, PERSON_PAIRS};
+use crate::slips::{third_person_forms, BASE_AFTER, DO, PARTICIPLE_AFTER, PERSON_PAIRS};
 
 /// The least ln prior of a form to be offered (as for the other grammatical number).
 const FORM_PRIOR: f32 = -16.0;
 /// Shortest word asked about, but for the irregular verbs' bases ("is do" for "is done").
 const LETTERS: usize = 3;
 
-/// After these a verb takes its base form: "can returns", "will used", "couldn't works" (a
-/// negative contraction is read as its verb and "not", see [`uncontracted`]). "do", "does" and
-/// "did" only before "not" (as main verbs they take objects: "does tests").
-const BASE_AFTER: &[&str] = &["can", "could", "will", "would", "shall", "should", "may", "might", "must", "cannot"];
-/// These ask for the base form only with "not" after them.
-const DO: &[&str] = &["do", "does", "did"];
-/// After these a verb takes its past participle: "is use", "has change", "been add".
-const PARTICIPLE_AFTER: &[&str] = &["is", "are", "was", "were", "be", "been", "being", "has", "have", "had"];
 /// "as" asks for a participle before these: "as show in Listing 17-15", "as describe below".
 const AS_BEFORE: &[&str] = &["in", "below", "above", "earlier", "before", "previously", "later", "here", "there", "by"];
 /// Subjects that take a verb's -s form ("it return" for "it returns").

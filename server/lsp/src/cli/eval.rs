@@ -578,6 +578,7 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
     let (mut real_word_errors, mut real_word_detected) = (0usize, 0usize);
     let mut alarms = vec![];
     let mut missed = vec![];
+    let mut miscorrected = vec![];
     let mut alarm_kinds: std::collections::BTreeMap<String, usize> = Default::default();
     let mut by_source: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     for (case, flags) in cases.iter().zip(flags) {
@@ -599,6 +600,9 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
             let fixed = |s: usize, e: usize, w: &str| format!("{}{w}{}", &case.text[..s], &case.text[e..]).to_lowercase();
             if f.suggestion.as_deref().is_some_and(|w| fixed(f.start, f.end, w) == fixed(*s, *e, correct)) {
                 corrected += 1;
+            } else {
+                let around = around(&case.text, *s, *e);
+                miscorrected.push(json!({"error": &case.text[*s..*e], "correct": correct, "suggestion": f.suggestion, "around": around}));
             }
         }
         let wrong: Vec<&Flag> = flags.iter().filter(|f| !case.errors.iter().any(|(s, e, _)| f.start < *e && *s < f.end)).collect();
@@ -634,6 +638,7 @@ fn score_context(cases: &[Case], flags: &[Vec<Flag>], speller: &Speller) -> Valu
             .collect::<serde_json::Map<_, _>>(),
         "false_alarm_examples": alarms,
         "missed": missed,
+        "miscorrected": miscorrected,
     })
 }
 
@@ -651,7 +656,7 @@ fn around(text: &str, s: usize, e: usize) -> String {
 fn table(report: &Value) -> anyhow::Result<()> {
     let Some(obj) = report.as_object() else { return Ok(()) };
     for (k, v) in obj {
-        if matches!(k.as_str(), "misses" | "missed" | "false_alarm_examples" | "peers") {
+        if matches!(k.as_str(), "misses" | "missed" | "miscorrected" | "false_alarm_examples" | "peers") {
             continue;
         }
         let shown = match v {
