@@ -556,6 +556,11 @@ impl Speller {
                 if word.starts_with(char::is_uppercase) && !sentence_start(text, start) {
                     continue;
                 }
+                // A word alone in quotes is mentioned, not used: it catches "than" for "then"; the
+                // option "verbose". Grammar does not reach into it.
+                if quoted_alone(text, start, end) {
+                    continue;
+                }
                 let lower = word.to_lowercase();
                 let next = spans.get(i + 1).map_or("", |&(s, e)| &text[s..e]);
                 if possessive_fixed(&lower, next) {
@@ -1210,6 +1215,17 @@ fn sentence_start(text: &str, start: usize) -> bool {
     before.is_empty() || before.ends_with(['.', '!', '?', ':']) || gap.contains("\n\n") || marked_line
 }
 
+/// Whether the word at `text[start..end]` fills a pair of quotes by itself ("than", “than”,
+/// 'than'), the opening one at the text's start or after a space or a bracket (so that an
+/// apostrophe is none: "the users'") and the closing one before no letter or digit.
+fn quoted_alone(text: &str, start: usize, end: usize) -> bool {
+    let (Some(open), Some(close)) = (text[..start].chars().next_back(), text[end..].chars().next()) else { return false };
+    let pair = matches!((open, close), ('"', '"') | ('\u{201c}', '\u{201d}') | ('\'', '\'') | ('\u{2018}', '\u{2019}'));
+    let before = text[..start - open.len_utf8()].chars().next_back();
+    let after = text[end + close.len_utf8()..].chars().next();
+    pair && before.is_none_or(|c| c.is_whitespace() || "([{".contains(c)) && after.is_none_or(|c| !c.is_alphanumeric())
+}
+
 /// Whether the word at `text[start..end]` is joined by a hyphen to a character `joins` accepts:
 /// to another word ("aho-corasick"), or to a number ("Modula-3", "x86-64": a name, as letters
 /// next to a digit in code are).
@@ -1306,6 +1322,20 @@ mod tests {
         let t = "I saw then. Next one here";
         let s = words(t);
         assert_eq!(right_context(t, &s, 1), " then.");
+    }
+
+    #[test]
+    fn a_word_alone_in_quotes_is_mentioned() {
+        let at = |text: &str, word: &str| {
+            let s = text.find(word).unwrap();
+            quoted_alone(text, s, s + word.len())
+        };
+        assert!(at("it catches \"than\" for \"then\"", "than"));
+        assert!(at("\u{201c}than\u{201d} is a word", "than"));
+        assert!(at("the option 'verbose'.", "verbose"));
+        assert!(!at("he said \"than we\" twice", "than"), "two words quoted");
+        assert!(!at("the users'rights' here", "rights"), "an apostrophe is no opening quote");
+        assert!(!at("x\"than\"y", "than"), "quotes inside a token");
     }
 
     #[test]
