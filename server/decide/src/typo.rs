@@ -151,6 +151,14 @@ pub struct SpellerOptions {
     /// words of clean prose; meant pairs scored by hand ran to 4.8 nats ("log in to your
     /// account", "take a side").
     pub join_margin: f32,
+    /// How a flagged misspelling's suggestions are ordered: by the model's log-probability plus
+    /// this times the learned error model's log-likelihood of the slip (the noisy channel, as
+    /// words alone are ranked with `channel_weight`), so that a slip writers make ("recived" for
+    /// "received") outranks a word the sentence merely likes better ("receive"); 0 orders by the
+    /// model less LAMBDA_CONTEXT nats an edit, as before. First suggestion right on the odd lines
+    /// of ../shared/data/dev-typo-fixes.jsonl (tuned on): 0 0.920, 0.5 0.946, 1 to 3 0.964; 2 is
+    /// the weight words alone have. Held out (the even lines): 0.930 -> 1.000.
+    pub context_channel_weight: f32,
 }
 
 impl Default for SpellerOptions {
@@ -170,6 +178,7 @@ impl Default for SpellerOptions {
             likely_slip_margin: -3.0,
             code_slip: -4.5,
             join_margin: 5.0,
+            context_channel_weight: 2.0,
         }
     }
 }
@@ -806,7 +815,20 @@ impl Speller {
                 if !scored.iter().filter(|c| c.word != word).any(slip_of) {
                     return None;
                 }
-                issue(IssueKind::Misspelling, scored.into_iter().filter(|c| c.word != word).collect())
+                let mut suggestions: Vec<Correction> = scored.into_iter().filter(|c| c.word != word).collect();
+                let w = self.opts.context_channel_weight;
+                if w > 0.0 {
+                    let key = sound_key(word);
+                    let order = |c: &Correction| {
+                        let mut slip = channel.log_likelihood(word, &c.word);
+                        if key.is_some() && sound_key(&c.word) == key {
+                            slip = slip.max(self.opts.sound_loglik);
+                        }
+                        c.score + LAMBDA_CONTEXT * cost_of(&c.word) + w * slip
+                    };
+                    suggestions.sort_by(|a, b| order(b).total_cmp(&order(a)));
+                }
+                issue(IssueKind::Misspelling, suggestions)
             }
             IssueKind::Repeated => {
                 let dropped = scored.iter().find(|c| c.word.is_empty())?;

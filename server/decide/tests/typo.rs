@@ -160,6 +160,22 @@ fn two_words_typed_as_one_are_split() {
     assert_eq!(flags(&model, "The datastructure keeps its keys sorted."), [], "two content words");
 }
 
+/// A flagged misspelling's first suggestion is the word a writer's slip most likely came from,
+/// where the sentence alone would prefer another near word ("clause" for "clousre", "receive" for
+/// "recived", "bugger" for "bufer": the noisy channel, `SpellerOptions::context_channel_weight`).
+#[test]
+fn a_misspellings_first_suggestion_is_the_word_the_slip_came_from() {
+    let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
+    let model = model();
+    for (text, typo, meant) in [
+        ("What kind of clousre do we pass to the iterator here?", "clousre", "closure"),
+        ("We recived the data from the sensor an hour ago.", "recived", "received"),
+        ("The bufer grows as needed.", "bufer", "buffer"),
+    ] {
+        assert_eq!(flags(&model, text), [(typo.to_string(), meant.to_string())], "{text}");
+    }
+}
+
 /// One word typed as two ("in to", "some one") is flagged with the one word; the same two words
 /// where they are meant apart ("log in to", "every one of") are left alone.
 #[test]

@@ -123,7 +123,7 @@ fn load_speller_with(path: Option<&Path>, opts: SpellerOptions) -> anyhow::Resul
 /// LAYA_REAL_WORD_MARGIN, LAYA_COMMON_PRIOR_NATS, LAYA_CONTESTED_NATS, LAYA_INFLECTION_MARGIN,
 /// LAYA_AGREEMENT_MARGIN, LAYA_VERB_MARGIN, LAYA_NEIGHBOUR_MARGIN, LAYA_JOIN_MARGIN,
 /// LAYA_NON_WORD_MARGIN (nats; "inf" turns the uncontested shortcut, or the inflections, off),
-/// LAYA_CHANNEL_WEIGHT and LAYA_SOUND_LOGLIK ("-inf" turns sound-alikes off). Read here, at the
+/// LAYA_CHANNEL_WEIGHT, LAYA_CONTEXT_CHANNEL and LAYA_SOUND_LOGLIK ("-inf" turns sound-alikes off). Read here, at the
 /// binary's edge; the server and `laya check` always use the defaults.
 fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
     let mut o = SpellerOptions::default();
@@ -142,6 +142,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_LIKELY_SLIP_MARGIN", &mut o.likely_slip_margin),
         ("LAYA_CODE_SLIP", &mut o.code_slip),
         ("LAYA_JOIN_MARGIN", &mut o.join_margin),
+        ("LAYA_CONTEXT_CHANNEL", &mut o.context_channel_weight),
     ] {
         if let Ok(v) = std::env::var(var) {
             *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;
