@@ -298,6 +298,66 @@ pub(crate) fn subject_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize,
     third_person_forms(verb).into_iter().filter(|f| known(f)).take(1).collect()
 }
 
+/// Whether the word at `spans[i]` is plainly the noun its determiner asks a number of: the
+/// determiner right before it ("these", "a"; no word between that might be a noun itself: in
+/// "each command ensures that" the noun is "command"), and right after it an auxiliary ("These
+/// option are"), a preposition that starts the phrase's complement ("a variables of the"), or
+/// the end of a clause (a comma, a full stop), so that it is no modifier of a noun after it
+/// ("These option flags"). [`agreement_forms`]' slips are asked about at a lower margin there.
+pub(crate) fn heads_its_phrase(text: &str, spans: &[(usize, usize)], i: usize) -> bool {
+    let Some(&(ds, de)) = i.checked_sub(1).map(|j| &spans[j]) else { return false };
+    let determiner = text[ds..de].to_ascii_lowercase();
+    // Not "some", which takes a singular too: "make some change in my size".
+    let asks = SINGULAR_DETERMINERS.contains(&determiner.as_str()) || (PLURAL_DETERMINERS.contains(&determiner.as_str()) && determiner != "some");
+    if text[de..spans[i].0] != *" " || !asks {
+        return false;
+    }
+    let after = &text[spans[i].1..];
+    if after.starts_with([',', '.', ';', ':', '?', '!']) {
+        return true;
+    }
+    let Some(&(s, e)) = spans.get(i + 1) else { return false };
+    let next = text[s..e].to_ascii_lowercase();
+    text[spans[i].1..s] == *" " && (auxiliary(&next) || PHRASE_AFTER.contains(&next.as_str()))
+}
+
+/// Whether the word at `spans[i]`, asked about as a verb after its subject ([`subject_verb_forms`]),
+/// is plainly a verb: an object starts right after it ("The server send a notification", "Each
+/// thread have its own"), so it is no noun of a compound ("The server send buffer"), and it is no
+/// verb whose past tense is its base form ("The server set the flag").
+pub(crate) fn takes_an_object(text: &str, spans: &[(usize, usize)], i: usize) -> bool {
+    let verb = text[spans[i].0..spans[i].1].to_ascii_lowercase();
+    let Some(&(s, e)) = spans.get(i + 1) else { return false };
+    text[spans[i].1..s] == *" " && OBJECT_STARTS.contains(&text[s..e].to_ascii_lowercase().as_str()) && !SAME_PAST.contains(&verb.as_str())
+}
+
+/// Words after a noun that start its complement: the noun before them heads its phrase.
+const PHRASE_AFTER: &[&str] = &["of", "in", "on", "for", "with", "from", "at", "by"];
+/// Words that start a verb's object.
+const OBJECT_STARTS: &[&str] =
+    &["a", "an", "the", "this", "these", "those", "its", "their", "his", "her", "our", "your", "my", "it", "them", "us", "me", "him"];
+/// Verbs whose past tense is their base form: "The server set the flag" may be past.
+const SAME_PAST: &[&str] = &[
+    "set",
+    "put",
+    "let",
+    "cut",
+    "hit",
+    "read",
+    "shut",
+    "split",
+    "spread",
+    "cast",
+    "cost",
+    "hurt",
+    "quit",
+    "bet",
+    "burst",
+    "fit",
+    "upset",
+    "broadcast",
+];
+
 /// The forms of a verb's base form `base` for a third-person singular subject, unchecked
 /// against the lexicon: "have" -> "has", "use" -> "uses", "fix" -> "fixs", "fixes", "copy" ->
 /// "copies"; none for a word that ends in s.
@@ -438,6 +498,27 @@ mod tests {
         assert_eq!(forms("Then the `Vec<T>` type use it.", "use"), ["uses"], "code that ends in a symbol");
         assert!(forms("We saw the `IpAddr` enum let us say it.", "let").is_empty(), "still not a clause's subject");
         assert!(forms("`IpAddr` enum let us say it.", "let").is_empty(), "code with no determiner before it");
+    }
+
+    /// The shapes that leave a form no other reading: a noun before an auxiliary, a preposition or
+    /// the clause's end heads its phrase; a verb before an object's first word is a verb.
+    #[test]
+    fn a_sentences_shape_can_make_a_slip_plain() {
+        let at = |text: &str, word: &str, f: fn(&str, &[(usize, usize)], usize) -> bool| {
+            let spans = laya_text::words(text);
+            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
+            f(text, &spans, i)
+        };
+        assert!(at("These option are read once.", "option", heads_its_phrase));
+        assert!(at("Many user of the library", "user", heads_its_phrase));
+        assert!(at("We read several file, then stop.", "file", heads_its_phrase));
+        assert!(!at("These option flags are read once.", "option", heads_its_phrase), "a modifier of the noun after it");
+        assert!(!at("Each command ensures that it runs.", "ensures", heads_its_phrase), "a word between it and its determiner");
+        assert!(!at("It will make some change in size.", "change", heads_its_phrase), "\"some\" takes a singular too");
+        assert!(at("The server send a notification.", "send", takes_an_object));
+        assert!(at("Each thread have its own stack.", "have", takes_an_object));
+        assert!(!at("The server send buffer is full.", "send", takes_an_object), "a compound noun");
+        assert!(!at("The server set the flag.", "set", takes_an_object), "a past tense like the base form");
     }
 
     /// A determiner asks for its noun's number across inline code as across an adjective.

@@ -13,8 +13,8 @@ use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
 use crate::slips::{
-    agreement_forms, article_fits, common_slip, inflections, plural_of, possessive_fixed, subject_forms, subject_verb_forms, CONFUSION_SETS,
-    MODIFIERS, REDUPLICATED,
+    agreement_forms, article_fits, common_slip, heads_its_phrase, inflections, plural_of, possessive_fixed, subject_forms, subject_verb_forms,
+    takes_an_object, CONFUSION_SETS, MODIFIERS, REDUPLICATED,
 };
 use crate::verbs::verb_forms;
 use crate::{DecideError, Result};
@@ -108,6 +108,10 @@ pub struct SpellerOptions {
     /// [`crate::slips::agreement_forms`]). The determiner is evidence of its own, so this is
     /// lower than `inflection_margin`.
     pub agreement_margin: f32,
+    /// The agreement margin where the sentence's shape makes the slip plain: the noun heads its
+    /// phrase ("These option are"; [`crate::slips::heads_its_phrase`]) or the verb takes an
+    /// object ("The server send a"; [`crate::slips::takes_an_object`]).
+    pub plain_agreement_margin: f32,
     /// The margin for the form of a verb that the word before it asks for ("it return" ->
     /// "returns", "will returns" -> "return", "is use" -> "used", "as show in" -> "shown";
     /// see [`crate::verbs::verb_forms`]). Infinite asks about none.
@@ -170,6 +174,7 @@ impl Default for SpellerOptions {
             channel_weight: 2.0,
             inflection_margin: f32::INFINITY,
             agreement_margin: 3.0,
+            plain_agreement_margin: 1.0,
             verb_margin: 3.0,
             neighbour_margin: 10.0,
             sound_loglik: -12.0,
@@ -595,9 +600,12 @@ impl Speller {
                     }
                 };
                 if self.opts.agreement_margin.is_finite() {
-                    ask_forms(agreement_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
+                    // Where the sentence's shape leaves no other reading, less evidence will do.
+                    let plain =
+                        |yes: bool| if yes { self.opts.agreement_margin.min(self.opts.plain_agreement_margin) } else { self.opts.agreement_margin };
+                    ask_forms(agreement_forms(&self.lexicon, text, &spans, i), plain(heads_its_phrase(text, &spans, i)));
                     ask_forms(subject_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
-                    ask_forms(subject_verb_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
+                    ask_forms(subject_verb_forms(&self.lexicon, text, &spans, i), plain(takes_an_object(text, &spans, i)));
                 }
                 if self.opts.verb_margin.is_finite() {
                     ask_forms(verb_forms(&self.lexicon, text, &spans, i), self.opts.verb_margin);

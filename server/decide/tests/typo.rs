@@ -235,7 +235,13 @@ fn real_word_slips_beyond_the_confusion_sets_are_found() {
     assert_eq!(flagged("Each thread have its own stack and its own name."), pair("have", "has"));
     assert_eq!(flagged("If the server crash, we restart it."), pair("crash", "crashes"));
     assert_eq!(flagged("This method return the first value."), pair("return", "returns"));
+    // Where the sentence's shape leaves no other reading, less evidence will do.
+    assert_eq!(flagged("These option are read once at startup."), pair("option", "options"));
+    assert_eq!(flagged("The server send a notification when it is done."), pair("send", "sends"));
     for clean in [
+        "These option flags are read once at startup.",
+        "The server set the flag when it started.",
+        "It will surely make some change in my size.",
         "A list of the files contains every name we saw.",
         "It takes some time and some care to learn.",
         "Some user reported that the button is broken.",

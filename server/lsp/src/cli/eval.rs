@@ -143,6 +143,7 @@ fn tuning_from_env() -> anyhow::Result<SpellerOptions> {
         ("LAYA_CODE_SLIP", &mut o.code_slip),
         ("LAYA_JOIN_MARGIN", &mut o.join_margin),
         ("LAYA_CONTEXT_CHANNEL", &mut o.context_channel_weight),
+        ("LAYA_PLAIN_AGREEMENT_MARGIN", &mut o.plain_agreement_margin),
     ] {
         if let Ok(v) = std::env::var(var) {
             *field = v.parse().with_context(|| format!("{var}={v:?} is not a number"))?;
