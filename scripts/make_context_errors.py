@@ -133,7 +133,8 @@ def english_prose(folder):
 def sample_lines(prose, rng, n_lines, share_clean, kind, make):
     """Lines of each English prose file of `prose`, as many from each, a `share_clean` of them
     clean and the others of `kind`: `make(text)` gives the row of an error put into `text`, or
-    None where it cannot (the next chunk is tried). Rows carry their kind and source file."""
+    None where it cannot (the next chunk is tried). Rows carry their kind (`kind`, unless `make`
+    names a finer one) and source file."""
     files = english_prose(prose)
     per_file = n_lines // len(files)
     n_clean = round(per_file * share_clean)
@@ -153,7 +154,8 @@ def sample_lines(prose, rng, n_lines, share_clean, kind, make):
                     row = make(text)
             if row is None:
                 raise SystemExit(f"{name}: ran out of text for {k} lines")
-            row.update(kind=k, source=name)
+            row.setdefault("kind", k)
+            row["source"] = name
             rows.append(row)
     return rows
 

@@ -25,7 +25,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_context_errors import WORD_RE, chunks, english_prose, match_case, write_rows  # noqa: E402
+from make_context_errors import WORD_RE, english_prose, match_case, sample_lines, write_rows  # noqa: E402
 
 SEED = 4242
 PER_FILE = 30
@@ -153,37 +153,22 @@ def main():
     known = set(count)
 
     rng = random.Random(SEED)
-    files = english_prose(args.prose)
-    n_clean = round(PER_FILE * SHARE_CLEAN)
-    rows = []
     kinds = collections.Counter()
-    for f in files:
-        pool = list(chunks(os.path.join(args.prose, f)))
-        rng.shuffle(pool)
-        want = ["clean"] * n_clean + ["slip"] * (PER_FILE - n_clean)
-        rng.shuffle(want)
-        for kind in want:
-            row = None
-            while pool and row is None:
-                text = pool.pop()
-                if kind == "clean":
-                    row = dict(text=text, start=None, end=None, error=None, correct=None, kind="clean")
-                    continue
-                toks = [(m.start(), m.end(), m.group(0)) for m in WORD_RE.finditer(text)]
-                found = slips(text, toks, known, count)
-                if not found:
-                    continue
-                # The kind used least so far, so that each is represented.
-                least = min(kinds[k] for k, _, _ in found)
-                sk, k, slip = rng.choice([x for x in found if kinds[x[0]] == least])
-                s, e, w = toks[k]
-                err = match_case(w, slip)
-                row = dict(text=text[:s] + err + text[e:], start=s, end=s + len(err), error=err, correct=w, kind=sk)
-                kinds[sk] += 1
-            if row is None:
-                sys.exit(f"make_grammar_errors: {f} ran out of chunks")
-            row["source"] = f
-            rows.append(row)
+
+    def slip(text):
+        toks = [(m.start(), m.end(), m.group(0)) for m in WORD_RE.finditer(text)]
+        found = slips(text, toks, known, count)
+        if not found:
+            return None
+        # The kind used least so far, so that each is represented.
+        least = min(kinds[k] for k, _, _ in found)
+        sk, k, form = rng.choice([x for x in found if kinds[x[0]] == least])
+        s, e, w = toks[k]
+        err = match_case(w, form)
+        kinds[sk] += 1
+        return dict(text=text[:s] + err + text[e:], start=s, end=s + len(err), error=err, correct=w, kind=sk)
+
+    rows = sample_lines(args.prose, rng, PER_FILE * len(english_prose(args.prose)), SHARE_CLEAN, "slip", slip)
     write_rows(rows, args.out)
     print(f"make_grammar_errors: wrote {args.out}: {len(rows)} lines ({dict(sorted(kinds.items()))}, "
           f"clean {sum(1 for r in rows if r['kind'] == 'clean')})")
