@@ -194,13 +194,7 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
         return vec![];
     }
     let mut want_plural = None;
-    let (mut first, mut start) = (i, spans[i].0);
-    for _ in 0..=MODIFIERS {
-        let Some((j, at, code)) = left_item(text, spans, first, start) else { break };
-        (first, start) = (j, at);
-        if code {
-            continue;
-        }
+    for j in words_left(text, spans, i) {
         let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
         let that_determiner = prev == "that"
             && j > 0
@@ -397,13 +391,7 @@ const DETERMINERS: &[&[&str]] = &[NEUTRAL_DETERMINERS, SINGULAR_DETERMINERS, PLU
 /// `determiners` before it, up to MODIFIERS modifiers between, and before the determiner the
 /// start of the text, punctuation, a blank line or a word of CLAUSE_OPENERS.
 fn opens_clause(text: &str, spans: &[(usize, usize)], noun: usize, determiners: &[&str]) -> bool {
-    let (mut first, mut start) = (noun, spans[noun].0);
-    for _ in 0..=MODIFIERS {
-        let Some((j, at, code)) = left_item(text, spans, first, start) else { return false };
-        (first, start) = (j, at);
-        if code {
-            continue;
-        }
+    for j in words_left(text, spans, noun) {
         let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
         if determiners.contains(&prev.as_str()) {
             let before = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
@@ -416,6 +404,21 @@ fn opens_clause(text: &str, spans: &[(usize, usize)], noun: usize, determiners: 
         }
     }
     false
+}
+
+/// The words a noun's determiner and modifiers may be, nearest first: the indices of the words
+/// left of `spans[i]` while only spaces or inline code stand between, of MODIFIERS + 1 items at
+/// most (a code span counts as one and is not given).
+fn words_left<'a>(text: &'a str, spans: &'a [(usize, usize)], i: usize) -> impl Iterator<Item = usize> + 'a {
+    let mut at = (i, spans[i].0);
+    (0..=MODIFIERS)
+        .map_while(move |_| {
+            let (j, start, code) = left_item(text, spans, at.0, at.1)?;
+            at = (j, start);
+            Some((j, code))
+        })
+        .filter(|&(_, code)| !code)
+        .map(|(j, _)| j)
 }
 
 /// The item of a noun phrase just left of the one that starts at byte `start` with span

@@ -348,9 +348,7 @@ impl Speller {
     /// `typed` may be, joined by slip, as `joins` says.
     fn ranked_alone(&self, typed: &str, n: usize, joins: Joins) -> Vec<(String, f32, f32)> {
         let w = self.opts.channel_weight;
-        let channel = |word: &str, cost: f32| if w > 0.0 { w * ErrorModel::builtin().log_likelihood(typed, word) } else { -LAMBDA_ALONE * cost };
         let key = sound_key(typed);
-        let sounds_alike = |word: &str| self.opts.sound_loglik.is_finite() && key.is_some() && sound_key(word) == key;
         let mut cands = self.lexicon.near(typed, MAX_COST);
         if joins != Joins::None {
             cands.extend(self.lexicon.splits(typed, joins == Joins::All));
@@ -362,10 +360,7 @@ impl Speller {
         let mut near: Vec<(String, f32, f32)> = cands
             .into_iter()
             .map(|c| {
-                let mut ch = channel(&c.word, c.cost);
-                if w > 0.0 && sounds_alike(&c.word) {
-                    ch = ch.max(w * self.opts.sound_loglik);
-                }
+                let ch = if w > 0.0 { w * self.slip_loglik(typed, key.as_deref(), &c.word) } else { -LAMBDA_ALONE * c.cost };
                 (match_case(&c.word, typed), c.cost, c.log_prior + ch)
             })
             .collect();
@@ -827,13 +822,7 @@ impl Speller {
                 let w = self.opts.context_channel_weight;
                 if w > 0.0 {
                     let key = sound_key(word);
-                    let order = |c: &Correction| {
-                        let mut slip = channel.log_likelihood(word, &c.word);
-                        if key.is_some() && sound_key(&c.word) == key {
-                            slip = slip.max(self.opts.sound_loglik);
-                        }
-                        c.score + LAMBDA_CONTEXT * cost_of(&c.word) + w * slip
-                    };
+                    let order = |c: &Correction| c.score + LAMBDA_CONTEXT * cost_of(&c.word) + w * self.slip_loglik(word, key.as_deref(), &c.word);
                     suggestions.sort_by(|a, b| order(b).total_cmp(&order(a)));
                 }
                 issue(IssueKind::Misspelling, suggestions)
@@ -931,6 +920,18 @@ impl Speller {
             return vec![];
         }
         cands
+    }
+
+    /// The learned error model's log-likelihood of `typed` as a slip of `word`, raised to
+    /// `sound_loglik` where the two sound alike (`typed_key` is `typed`'s [`sound_key`]).
+    fn slip_loglik(&self, typed: &str, typed_key: Option<&str>, word: &str) -> f32 {
+        let slip = ErrorModel::builtin().log_likelihood(typed, word);
+        let floor = self.opts.sound_loglik;
+        if floor.is_finite() && typed_key.is_some() && sound_key(word).as_deref() == typed_key {
+            slip.max(floor)
+        } else {
+            slip
+        }
     }
 
     /// Built-in rules for words that are not errors even when the lexicon lacks them: names
