@@ -105,6 +105,13 @@ fn flags(model: &Model, text: &str) -> Vec<(String, String)> {
     issues.into_iter().map(|i| (i.word, i.suggestions.first().map_or(String::new(), |c| c.word.clone()))).collect()
 }
 
+/// Asserts that each text of `cases` is flagged once, at its typo, with `meant` first.
+fn assert_flagged_once(model: &Model, cases: &[(&str, &str, &str)]) {
+    for &(text, typo, meant) in cases {
+        assert_eq!(flags(model, text), [(typo.to_string(), meant.to_string())], "{text}");
+    }
+}
+
 /// The real-word slips `speller` finds in `text`: (word, first suggestion).
 fn real_word_flags(model: &Model, speller: &Speller, text: &str) -> Vec<(String, String)> {
     let issues = speller.check(Some(model), &mut KvCache::new(), text, 0, &|_: &str| false, &|| false).unwrap();
@@ -128,14 +135,14 @@ fn model() -> Model {
 fn a_likely_slip_is_flagged_in_context_and_a_coined_name_is_not() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let model = model();
-    for (text, typo, meant) in [
-        ("This is an important point. Vectors are homogenous: they may store many values,", "homogenous", "homogeneous"),
-        ("authenication.  See SourceForge bug 1234 for details.", "authenication", "authentication"),
-        ("iterator cleanup is often a desireable feature", "desireable", "desirable"),
-    ] {
-        let got = flags(&model, text);
-        assert_eq!(got, [(typo.to_string(), meant.to_string())], "{text}");
-    }
+    assert_flagged_once(
+        &model,
+        &[
+            ("This is an important point. Vectors are homogenous: they may store many values,", "homogenous", "homogeneous"),
+            ("authenication.  See SourceForge bug 1234 for details.", "authenication", "authentication"),
+            ("iterator cleanup is often a desireable feature", "desireable", "desirable"),
+        ],
+    );
     for text in [
         "The ref ban applies to noclobber mode as well.",
         "This release reduces the overhead of callsite registration by using new tracing-core APIs.",
@@ -150,13 +157,14 @@ fn a_likely_slip_is_flagged_in_context_and_a_coined_name_is_not() {
 fn two_words_typed_as_one_are_split() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let model = model();
-    for (text, typo, meant) in [
-        ("They help eachother when they can.", "eachother", "each other"),
-        ("You need atleast two cores to build it.", "atleast", "at least"),
-        ("Alot of people use it every day.", "Alot", "A lot"),
-    ] {
-        assert_eq!(flags(&model, text), [(typo.to_string(), meant.to_string())], "{text}");
-    }
+    assert_flagged_once(
+        &model,
+        &[
+            ("They help eachother when they can.", "eachother", "each other"),
+            ("You need atleast two cores to build it.", "atleast", "at least"),
+            ("Alot of people use it every day.", "Alot", "A lot"),
+        ],
+    );
     assert_eq!(flags(&model, "The datastructure keeps its keys sorted."), [], "two content words");
 }
 
@@ -167,13 +175,14 @@ fn two_words_typed_as_one_are_split() {
 fn a_misspellings_first_suggestion_is_the_word_the_slip_came_from() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let model = model();
-    for (text, typo, meant) in [
-        ("What kind of clousre do we pass to the iterator here?", "clousre", "closure"),
-        ("We recived the data from the sensor an hour ago.", "recived", "received"),
-        ("The bufer grows as needed.", "bufer", "buffer"),
-    ] {
-        assert_eq!(flags(&model, text), [(typo.to_string(), meant.to_string())], "{text}");
-    }
+    assert_flagged_once(
+        &model,
+        &[
+            ("What kind of clousre do we pass to the iterator here?", "clousre", "closure"),
+            ("We recived the data from the sensor an hour ago.", "recived", "received"),
+            ("The bufer grows as needed.", "bufer", "buffer"),
+        ],
+    );
 }
 
 /// One word typed as two ("in to", "some one") is flagged with the one word; the same two words
@@ -182,15 +191,16 @@ fn a_misspellings_first_suggestion_is_the_word_the_slip_came_from() {
 fn one_word_typed_as_two_is_joined() {
     let _mlx = MLX.lock().unwrap_or_else(|e| e.into_inner());
     let model = model();
-    for (text, typo, meant) in [
-        ("She walked in to the room and sat down.", "in to", "into"),
-        ("Some one left the door open again.", "Some one", "Someone"),
-        ("The variable is defined out side the loop.", "out side", "outside"),
-        // "a" is part of "across": it asks for no singular "thread".
-        ("The data is shared a cross threads.", "a cross", "across"),
-    ] {
-        assert_eq!(flags(&model, text), [(typo.to_string(), meant.to_string())], "{text}");
-    }
+    assert_flagged_once(
+        &model,
+        &[
+            ("She walked in to the room and sat down.", "in to", "into"),
+            ("Some one left the door open again.", "Some one", "Someone"),
+            ("The variable is defined out side the loop.", "out side", "outside"),
+            // "a" is part of "across": it asks for no singular "thread".
+            ("The data is shared a cross threads.", "a cross", "across"),
+        ],
+    );
     for text in ["Log in to your account with the new password.", "Every one of these tests passes now.", "There is a way to do it."] {
         assert_eq!(flags(&model, text), [], "{text}");
     }
