@@ -205,6 +205,12 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
             break;
         }
         if PLURAL_DETERMINERS.contains(&prev.as_str()) {
+            // "some" that starts a sentence or follows a comma is most often "a certain": "Some
+            // user reported that". Not after "and": "its name and some parenthesis".
+            let gap = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
+            if prev == "some" && (j == 0 || gap.contains(['.', '!', '?', ':', ';', ',']) || gap.contains("\n\n")) {
+                return vec![];
+            }
             want_plural = Some(true);
             break;
         }
@@ -287,7 +293,53 @@ pub(crate) fn subject_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize,
     if !opens_clause(text, spans, i - 1, NEUTRAL_DETERMINERS) && !opens_clause(text, spans, i - 1, SINGULAR_DETERMINERS) {
         return vec![];
     }
+    if SAME_PAST.contains(&verb) {
+        return vec![];
+    }
     // Not by `inflections`, which leaves out short words ("use", "run", "add").
+    let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
+    third_person_forms(verb).into_iter().filter(|f| known(f)).take(1).collect()
+}
+
+/// Words that make "X of the <plural>" a singular subject: "Each of the tests needs".
+const PARTITIVES: &[&str] = &["each", "one", "either", "neither"];
+
+/// The -s form of the word at `spans[i]` when it is a verb in its base form after a plural noun
+/// that is the complement of a singular subject opening its clause: "Each of the tests need" ->
+/// "needs", "One of these files contain" -> "contains", "Neither of the builds have" -> "has".
+/// Between "of" and the noun, a determiner and modifiers as in [`agreement_forms`]. Only the verb
+/// is asked about; the model decides ("One of the things people want": "peoples" is asked and
+/// loses).
+pub(crate) fn partitive_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)], i: usize) -> Vec<String> {
+    let verb = &text[spans[i].0..spans[i].1];
+    if i == 0
+        || !verb.chars().all(|c| c.is_ascii_lowercase())
+        || verb.len() < 3
+        || NOT_MODIFIERS.contains(&verb)
+        || text[spans[i - 1].1..spans[i].0] != *" "
+    {
+        return vec![];
+    }
+    let noun = &text[spans[i - 1].0..spans[i - 1].1];
+    if modifier(noun) || !noun.chars().all(|c| c.is_ascii_lowercase()) {
+        return vec![]; // no plural
+    }
+    let mut of = None;
+    for j in words_left(text, spans, i - 1) {
+        let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
+        if prev == "of" {
+            of = Some(j);
+            break;
+        }
+        if !(NEUTRAL_DETERMINERS.contains(&prev.as_str()) || ["these", "those"].contains(&prev.as_str()) || modifier(&prev)) {
+            return vec![];
+        }
+    }
+    let Some(of) = of.filter(|&j| j > 0 && text[spans[j - 1].1..spans[j].0] == *" ") else { return vec![] };
+    let head = text[spans[of - 1].0..spans[of - 1].1].to_ascii_lowercase();
+    if !PARTITIVES.contains(&head.as_str()) || !clause_start(text, spans, of - 1) || SAME_PAST.contains(&verb) {
+        return vec![];
+    }
     let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
     third_person_forms(verb).into_iter().filter(|f| known(f)).take(1).collect()
 }
@@ -317,12 +369,10 @@ pub(crate) fn heads_its_phrase(text: &str, spans: &[(usize, usize)], i: usize) -
 
 /// Whether the word at `spans[i]`, asked about as a verb after its subject ([`subject_verb_forms`]),
 /// is plainly a verb: an object starts right after it ("The server send a notification", "Each
-/// thread have its own"), so it is no noun of a compound ("The server send buffer"), and it is no
-/// verb whose past tense is its base form ("The server set the flag").
+/// thread have its own"), so it is no noun of a compound ("The server send buffer").
 pub(crate) fn takes_an_object(text: &str, spans: &[(usize, usize)], i: usize) -> bool {
-    let verb = text[spans[i].0..spans[i].1].to_ascii_lowercase();
     let Some(&(s, e)) = spans.get(i + 1) else { return false };
-    text[spans[i].1..s] == *" " && OBJECT_STARTS.contains(&text[s..e].to_ascii_lowercase().as_str()) && !SAME_PAST.contains(&verb.as_str())
+    text[spans[i].1..s] == *" " && OBJECT_STARTS.contains(&text[s..e].to_ascii_lowercase().as_str())
 }
 
 /// Words after a noun that start its complement: the noun before them heads its phrase.
@@ -330,8 +380,10 @@ const PHRASE_AFTER: &[&str] = &["of", "in", "on", "for", "with", "from", "at", "
 /// Words that start a verb's object.
 const OBJECT_STARTS: &[&str] =
     &["a", "an", "the", "this", "these", "those", "its", "their", "his", "her", "our", "your", "my", "it", "them", "us", "me", "him"];
-/// Verbs whose past tense is their base form: "The server set the flag" may be past.
-const SAME_PAST: &[&str] = &[
+/// Verbs whose past tense is their base form: "The server set the flag" may be past, so their
+/// -s form is not asked about after a noun ([`subject_verb_forms`], [`partitive_verb_forms`]),
+/// and after a pronoun only at the verb margin ("it read and executes a script").
+pub(crate) const SAME_PAST: &[&str] = &[
     "set",
     "put",
     "let",
@@ -394,16 +446,22 @@ fn opens_clause(text: &str, spans: &[(usize, usize)], noun: usize, determiners: 
     for j in words_left(text, spans, noun) {
         let prev = text[spans[j].0..spans[j].1].to_ascii_lowercase();
         if determiners.contains(&prev.as_str()) {
-            let before = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
-            let opener = j > 0 && before == " " && CLAUSE_OPENERS.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
-            let punctuated = before.trim().chars().any(|c| ".!?:;,(".contains(c)) || before.contains("\n\n");
-            return j == 0 || opener || punctuated;
+            return clause_start(text, spans, j);
         }
         if !modifier(&prev) {
             return false;
         }
     }
     false
+}
+
+/// Whether the word at `spans[j]` starts a clause: the start of the text, punctuation or a
+/// blank line before it, or a word of CLAUSE_OPENERS ("so it", "if the").
+pub(crate) fn clause_start(text: &str, spans: &[(usize, usize)], j: usize) -> bool {
+    let before = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
+    let opener = j > 0 && before == " " && CLAUSE_OPENERS.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
+    let punctuated = before.trim().chars().any(|c| ".!?:;,(".contains(c)) || before.contains("\n\n");
+    j == 0 || opener || punctuated
 }
 
 /// The words a noun's determiner and modifiers may be, nearest first: the indices of the words
@@ -481,7 +539,7 @@ mod tests {
         let lex = Lexicon::from_counts(
             [
                 "thread", "have", "has", "function", "use", "uses", "item", "items", "data", "datum", "show", "shows", "server", "crash", "crashes",
-                "enum", "let", "lets", "value", "values",
+                "enum", "allow", "allows", "value", "values", "set", "sets",
             ]
             .map(|w| (w.to_string(), 1000u64)),
         );
@@ -493,14 +551,33 @@ mod tests {
         assert_eq!(forms("Each thread have its own stack.", "have"), ["has"]);
         assert_eq!(forms("The function use the macro.", "use"), ["uses"], "a verb of three letters");
         assert_eq!(forms("If the server crash, we restart it.", "crash"), ["crashes"]);
+        assert!(forms("The server set the flag.", "set").is_empty(), "a past tense like the base form");
         assert!(forms("The following item here is new.", "item").is_empty(), "not after a participle");
         assert!(forms("Then the thread use should stop.", "use").is_empty(), "not before an auxiliary");
         assert!(forms("The data show that it works.", "show").is_empty(), "a plural without an s");
         assert!(forms("We saw the function use the macro.", "use").is_empty(), "not a clause's subject");
-        assert_eq!(forms("We saw how the `IpAddr` enum let us say it.", "let"), ["lets"], "inline code as a modifier");
+        assert_eq!(forms("We saw how the `IpAddr` enum allow us to say it.", "allow"), ["allows"], "inline code as a modifier");
         assert_eq!(forms("Then the `Vec<T>` type use it.", "use"), ["uses"], "code that ends in a symbol");
-        assert!(forms("We saw the `IpAddr` enum let us say it.", "let").is_empty(), "still not a clause's subject");
-        assert!(forms("`IpAddr` enum let us say it.", "let").is_empty(), "code with no determiner before it");
+        assert!(forms("We saw the `IpAddr` enum allow us to say it.", "allow").is_empty(), "still not a clause's subject");
+        assert!(forms("`IpAddr` enum allow us to say it.", "allow").is_empty(), "code with no determiner before it");
+    }
+
+    /// A singular subject with a plural complement ("Each of the tests") asks for the verb's -s
+    /// form; a plural subject or one inside a clause does not.
+    #[test]
+    fn each_of_the_tests_asks_for_the_verbs_s_form() {
+        let lex = Lexicon::from_counts(["need", "needs", "have", "has", "contain", "contains"].map(|w| (w.to_string(), 1000u64)));
+        let forms = |text: &str, word: &str| {
+            let spans = laya_text::words(text);
+            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
+            partitive_verb_forms(&lex, text, &spans, i)
+        };
+        assert_eq!(forms("Each of the tests need a name.", "need"), ["needs"]);
+        assert_eq!(forms("So one of these large files contain it.", "contain"), ["contains"]);
+        assert_eq!(forms("Neither of the builds have it.", "have"), ["has"]);
+        assert!(forms("Some of the tests need a name.", "need").is_empty(), "a plural subject");
+        assert!(forms("We wrote one of the tests need.", "need").is_empty(), "not a clause's subject");
+        assert!(forms("Each of the test need a name.", "need").is_empty(), "no plural before the verb");
     }
 
     /// The shapes that leave a form no other reading: a noun before an auxiliary, a preposition or
@@ -521,7 +598,6 @@ mod tests {
         assert!(at("The server send a notification.", "send", takes_an_object));
         assert!(at("Each thread have its own stack.", "have", takes_an_object));
         assert!(!at("The server send buffer is full.", "send", takes_an_object), "a compound noun");
-        assert!(!at("The server set the flag.", "set", takes_an_object), "a past tense like the base form");
     }
 
     /// A determiner asks for its noun's number across inline code as across an adjective.
@@ -536,5 +612,8 @@ mod tests {
         assert_eq!(forms("It takes a `u32` values here.", "values"), ["value"]);
         assert_eq!(forms("Spawn several `std::sync` thread now.", "thread"), ["threads"]);
         assert!(forms("It takes a `u32`, values here.", "values").is_empty(), "not across a comma");
+        assert_eq!(forms("It takes a name and some value.", "value"), ["values"]);
+        assert!(forms("Some value was wrong.", "value").is_empty(), "\"some\" opening a clause: a certain one");
+        assert!(forms("It failed; some thread hung.", "thread").is_empty(), "after punctuation too");
     }
 }

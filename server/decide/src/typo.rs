@@ -13,8 +13,8 @@ use crate::errors::ErrorModel;
 use crate::lexicon::{match_case, Lexicon, SOUND_COST};
 use crate::phonetic::sound_key;
 use crate::slips::{
-    agreement_forms, article_fits, common_slip, heads_its_phrase, inflections, plural_of, possessive_fixed, subject_forms, subject_verb_forms,
-    takes_an_object, CONFUSION_SETS, MODIFIERS, REDUPLICATED,
+    agreement_forms, article_fits, common_slip, heads_its_phrase, inflections, partitive_verb_forms, plural_of, possessive_fixed, subject_forms,
+    subject_verb_forms, takes_an_object, CONFUSION_SETS, MODIFIERS, REDUPLICATED,
 };
 use crate::verbs::verb_forms;
 use crate::{DecideError, Result};
@@ -110,7 +110,9 @@ pub struct SpellerOptions {
     pub agreement_margin: f32,
     /// The agreement margin where the sentence's shape makes the slip plain: the noun heads its
     /// phrase ("These option are"; [`crate::slips::heads_its_phrase`]) or the verb takes an
-    /// object ("The server send a"; [`crate::slips::takes_an_object`]).
+    /// object ("The server send a"; [`crate::slips::takes_an_object`]); for verb forms, where a
+    /// pronoun that opens its clause, "there" or a modal asks for them ("We has", "There is
+    /// several", "should of known"; [`crate::verbs::VerbForms`]).
     pub plain_agreement_margin: f32,
     /// The margin for the form of a verb that the word before it asks for ("it return" ->
     /// "returns", "will returns" -> "return", "is use" -> "used", "as show in" -> "shown";
@@ -601,9 +603,12 @@ impl Speller {
                     ask_forms(agreement_forms(&self.lexicon, text, &spans, i), plain(heads_its_phrase(text, &spans, i)));
                     ask_forms(subject_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
                     ask_forms(subject_verb_forms(&self.lexicon, text, &spans, i), plain(takes_an_object(text, &spans, i)));
+                    ask_forms(partitive_verb_forms(&self.lexicon, text, &spans, i), plain(takes_an_object(text, &spans, i)));
                 }
                 if self.opts.verb_margin.is_finite() {
-                    ask_forms(verb_forms(&self.lexicon, text, &spans, i), self.opts.verb_margin);
+                    let forms = verb_forms(&self.lexicon, text, &spans, i);
+                    let margin = if forms.plain { self.opts.verb_margin.min(self.opts.plain_agreement_margin) } else { self.opts.verb_margin };
+                    ask_forms(forms.words, margin);
                 }
                 if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word && i >= NEIGHBOUR_LEFT_WORDS
                 {
