@@ -165,7 +165,7 @@ fn completion_leaves_enter_alone_and_inline_items_follow_the_trigger() {
     let mut c = Client::start(json!({"threshold": 0.05, "latencyBudgetMs": 20000}));
     c.wait_for("the model to load", |m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end");
     let uri = "file:///tmp/laya-test/enter.md";
-    c.open(uri, "markdown", "I went to the\nWe saw th\nThe capital of France is \nHe works at the Univ");
+    c.open(uri, "markdown", "I went to the park\nWe saw th\nThe capital of France is \nHe works at the Univ");
     let complete = |c: &mut Client, line: u32, col: u32, kind: u32| {
         let r =
             c.request("textDocument/completion", json!({"textDocument": {"uri": uri}, "position": pos(line, col), "context": {"triggerKind": kind}}));
@@ -174,7 +174,7 @@ fn completion_leaves_enter_alone_and_inline_items_follow_the_trigger() {
     };
     // A finished word at the end of a line: no menu, whatever the trigger.
     for kind in [1, 3] {
-        assert!(complete(&mut c, 0, 13, kind).is_empty(), "a menu after a whole word at the end of a line (trigger {kind})");
+        assert!(complete(&mut c, 0, 18, kind).is_empty(), "a menu after a whole word at the end of a line (trigger {kind})");
     }
     // Part of a word: the rest of it, never the part itself.
     let items = complete(&mut c, 1, 9, 1);

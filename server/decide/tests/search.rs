@@ -147,12 +147,12 @@ fn a_phrase_grows_word_by_word_and_its_steps_outlive_the_next_keystrokes_trim() 
     let (_mlx, model, vocab) = default_model();
     let opts = GhostOptions::default();
     let forwards = || model.forward_count().0;
-    // The model is sure of "earth" and then of "a": one suggestion of two words.
-    let word = "Four score and seven years ago our fathers brought forth on this";
+    // The model is sure of "lazy" and then of "dog": one suggestion of two words.
+    let word = "The quick brown fox jumps over the";
     let space = format!("{word} ");
     let mut fresh = KvCache::new();
     let g = ghost(&model, &vocab, None, None, &mut fresh, &space, "", &opts).unwrap().expect("a suggestion");
-    assert_eq!((g.insert.as_str(), g.words), ("earth a", 2), "{g:?}");
+    assert_eq!((g.insert.as_str(), g.words), ("lazy dog", 2), "{g:?}");
     // As the server works out the space after a known word while idle: the word's keystroke,
     // then the space's ghost text on the same cache. The space's real keystroke comes after
     // the word's own ghost text cut the cache back to the word: the phrase's steps were kept
@@ -169,8 +169,8 @@ fn a_phrase_grows_word_by_word_and_its_steps_outlive_the_next_keystrokes_trim() 
     assert_eq!(same_phrase(again), Some((g.insert.clone(), 2, true)));
     // Typed letter by letter into one cache, the phrase is the one a fresh cache grows.
     let mut warm = KvCache::new();
-    for (i, c) in "earth a".char_indices() {
-        let typed = format!("{space}{}", &"earth a"[..i]);
+    for (i, c) in "lazy dog".char_indices() {
+        let typed = format!("{space}{}", &"lazy dog"[..i]);
         let a = ghost(&model, &vocab, None, None, &mut warm, &typed, "", &opts).unwrap();
         let b = ghost(&model, &vocab, None, None, &mut KvCache::new(), &typed, "", &opts).unwrap();
         assert_eq!(a.as_ref().map(|g| (&g.insert, g.words)), b.as_ref().map(|g| (&g.insert, g.words)), "{typed:?} then {c:?}");

@@ -54,6 +54,12 @@ enum Backend {
 /// A letter appended to a text to see how its end is tokenized when a word follows.
 const PROBE: &str = "A";
 
+/// What a model with no start token reads before a document: without it SmolLM2 takes a
+/// text's first words for the middle of something ("Right now, ..." scored as "Right know"; after
+/// "They", "was not sure" 4.7 nats likelier than "were not sure", and 6.2 nats less likely after
+/// "\n\nThey"). See docs/benchmarks.md ("A paragraph break before every text").
+const PARAGRAPH_BREAK: &str = "\n\n";
+
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Tokenizer").field("vocab", &self.vocab_size()).finish()
@@ -181,6 +187,9 @@ impl Tokenizer {
         };
         let start = bos.into_iter().collect();
         let mut tok = Self { backend, special, eos, bos, start, vocab_size, probe: None };
+        if tok.bos.is_none() {
+            tok.start = tok.encode(PARAGRAPH_BREAK).unwrap_or_default();
+        }
         tok.probe = match tok.encode(PROBE) {
             Ok(ids) if ids.len() == 1 => Some(ids[0]),
             _ => None,
@@ -272,15 +281,8 @@ impl Tokenizer {
     }
 
     /// The tokens every sequence begins with, before a document's first character: the start
-    /// token the model asks for (Gemma's `<bos>`), or none.
-    ///
-    /// A paragraph break ("\n\n") in front of every text was tried for SmolLM2, which asks for
-    /// nothing: the model then stops taking a text's first words for the middle of something
-    /// ("Right now, ..." no longer reads as "Right know"), and false alarms on typo-fixes.jsonl
-    /// fell from 10 to 8 (found 0.803 -> 0.811); but every real-word lead in short texts shrank
-    /// ("I think its going to rain.": "it's" ahead by 2.0 nats, not 2.9; "I think it it will
-    /// rain.": 5.9, not 7.7), under the margins tuned without it, and those plain slips went
-    /// unflagged. Re-tuning the margins for it is work not yet done.
+    /// token the model asks for (Gemma's `<bos>`), or, for a model that asks for none (SmolLM2's
+    /// byte-level BPE), a paragraph break ("\n\n", `PARAGRAPH_BREAK`).
     pub fn start(&self) -> &[u32] {
         &self.start
     }

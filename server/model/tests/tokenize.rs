@@ -68,3 +68,13 @@ fn a_context_is_encoded_as_the_start_of_the_text_that_follows_it() {
         assert_eq!(tok.encode_prefix(text).unwrap(), tok.encode(text).unwrap(), "{text:?}");
     }
 }
+
+/// SmolLM2 asks for no start token: every sequence starts after a paragraph break instead, so
+/// that a text's first words are read as the start of something, not the middle.
+#[test]
+fn a_model_with_no_start_token_reads_a_paragraph_break_first() {
+    let tok = tokenizer();
+    assert_eq!(tok.bos(), None);
+    assert_eq!(tok.start(), &tok.encode("\n\n").unwrap()[..]);
+    assert!(tok.encode_context("They").unwrap().starts_with(tok.start()));
+}
