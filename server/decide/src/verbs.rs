@@ -219,7 +219,7 @@ pub(crate) fn verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)]
 }
 
 /// "have" for the "of" at `spans[i]` when a modal comes right before it and a past participle
-/// right after it: "should of known", "could of been", "would of used". Not after a determiner,
+/// right after it: "should of known", "could of been", "would of used", "should of read". Not after a determiner,
 /// where the modal is a noun ("the might of armed forces").
 fn modal_of(text: &str, spans: &[(usize, usize)], i: usize) -> Option<String> {
     let space = |a: usize, b: usize| text[spans[a].1..spans[b].0] == *" ";
@@ -232,7 +232,10 @@ fn modal_of(text: &str, spans: &[(usize, usize)], i: usize) -> Option<String> {
         return None;
     }
     let next = word(n);
-    let participle = next == "been" || (next.len() > 4 && next.ends_with("ed")) || IRREGULAR.iter().any(|(_, _, p)| *p == next);
+    let participle = next == "been"
+        || (next.len() > 4 && next.ends_with("ed"))
+        || IRREGULAR.iter().any(|(_, _, p)| *p == next)
+        || SAME_PAST.contains(&next.as_str());
     participle.then(|| "have".to_string())
 }
 
@@ -361,6 +364,7 @@ mod tests {
         assert_eq!(forms("You should of checked it.", "of"), plain("have"));
         assert_eq!(forms("It could of been faster.", "of"), plain("have"));
         assert_eq!(forms("This would of saved us a day.", "of"), plain("have"), "a pronoun, not a determiner");
+        assert_eq!(forms("You should of read the guide.", "of"), plain("have"), "a participle like its base form");
         assert_eq!(forms("The might of armed men.", "of"), (String::new(), false), "a noun after a determiner");
         assert_eq!(forms("You should of course check.", "of"), (String::new(), false), "no participle after it");
     }
