@@ -207,8 +207,7 @@ pub(crate) fn agreement_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, us
         if PLURAL_DETERMINERS.contains(&prev.as_str()) {
             // "some" that starts a sentence or follows a comma is most often "a certain": "Some
             // user reported that". Not after "and": "its name and some parenthesis".
-            let gap = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
-            if prev == "some" && (j == 0 || gap.contains(['.', '!', '?', ':', ';', ',']) || gap.contains("\n\n")) {
+            if prev == "some" && after_a_break(text, spans, j) {
                 return vec![];
             }
             want_plural = Some(true);
@@ -455,13 +454,19 @@ fn opens_clause(text: &str, spans: &[(usize, usize)], noun: usize, determiners: 
     false
 }
 
-/// Whether the word at `spans[j]` starts a clause: the start of the text, punctuation or a
-/// blank line before it, or a word of CLAUSE_OPENERS ("so it", "if the").
+/// Whether the word at `spans[j]` starts a clause: [`after_a_break`], or a word of
+/// CLAUSE_OPENERS before it ("so it", "if the").
 pub(crate) fn clause_start(text: &str, spans: &[(usize, usize)], j: usize) -> bool {
+    let opener = j > 0
+        && text[spans[j - 1].1..spans[j].0] == *" "
+        && CLAUSE_OPENERS.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
+    opener || after_a_break(text, spans, j)
+}
+
+/// Whether the word at `spans[j]` has the start of the text, punctuation or a blank line before it.
+fn after_a_break(text: &str, spans: &[(usize, usize)], j: usize) -> bool {
     let before = &text[if j == 0 { 0 } else { spans[j - 1].1 }..spans[j].0];
-    let opener = j > 0 && before == " " && CLAUSE_OPENERS.contains(&text[spans[j - 1].0..spans[j - 1].1].to_ascii_lowercase().as_str());
-    let punctuated = before.trim().chars().any(|c| ".!?:;,(".contains(c)) || before.contains("\n\n");
-    j == 0 || opener || punctuated
+    j == 0 || before.trim().chars().any(|c| ".!?:;,(".contains(c)) || before.contains("\n\n")
 }
 
 /// The words a noun's determiner and modifiers may be, nearest first: the indices of the words

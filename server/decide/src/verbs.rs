@@ -191,10 +191,13 @@ pub(crate) fn verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)]
         let (verb, not) = uncontracted(word);
         let pair = PERSON_PAIRS.iter().find(|(b, s)| if third { *b == verb } else { *s == verb });
         if asker == "i" && (verb == "is" || verb == "are") {
-            // "I is", "I are" -> "am" ("I were" may be a wish: "if I were").
-            out.push("am".to_string());
-            plain = !not;
-        } else if let Some(&(base, s)) = pair.filter(|(b, _)| asker != "i" || *b != "are") {
+            // "I is", "I are" -> "am" ("I were" may be a wish: "if I were"; "I isn't" has no "am").
+            if !not {
+                out.push("am".to_string());
+                plain = true;
+            }
+        } else if let Some(&(base, s)) = pair.filter(|(b, _)| asker != "i" || *b == "have" || *b == "do") {
+            // After "I" only "has" and "does" ("I was" is right, "I were" a wish).
             let form = if third { s } else { base };
             // "it don't" -> "doesn't", written with the apostrophe the writer used.
             out.push(if not { format!("{form}{}", &word[verb.len()..]) } else { form.to_string() });
@@ -219,8 +222,8 @@ pub(crate) fn verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)]
 }
 
 /// "have" for the "of" at `spans[i]` when a modal comes right before it and a past participle
-/// right after it: "should of known", "could of been", "would of used", "should of read". Not after a determiner,
-/// where the modal is a noun ("the might of armed forces").
+/// right after it: "should of known", "could of been", "would of used", "should of read". Not
+/// after a determiner, where the modal is a noun ("the might of armed forces").
 fn modal_of(text: &str, spans: &[(usize, usize)], i: usize) -> Option<String> {
     let space = |a: usize, b: usize| text[spans[a].1..spans[b].0] == *" ";
     let word = |j: usize| text[spans[j].0..spans[j].1].to_ascii_lowercase();
@@ -355,6 +358,8 @@ mod tests {
         assert_eq!(forms("She don't use it.", "don't"), plain("doesn't"));
         assert_eq!(forms("I is not sure.", "is"), plain("am"));
         assert_eq!(forms("If I were you.", "were"), (String::new(), false), "a wish");
+        assert_eq!(forms("I was not sure.", "was"), (String::new(), false), "no \"were\" after \"I\"");
+        assert_eq!(forms("I has a test.", "has"), plain("have"));
         assert_eq!(forms("When the code runs it print a line.", "print"), ("prints".to_string(), false), "not at a clause's start");
         assert_eq!(forms("The tests make it work.", "work"), (String::new(), false), "an object after a causative");
         assert_eq!(forms("There is several ways.", "is"), plain("are"));
