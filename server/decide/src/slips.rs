@@ -292,10 +292,17 @@ pub(crate) fn subject_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize,
     if !opens_clause(text, spans, i - 1, NEUTRAL_DETERMINERS) && !opens_clause(text, spans, i - 1, SINGULAR_DETERMINERS) {
         return vec![];
     }
+    singular_verb_form(lexicon, verb)
+}
+
+/// The -s form of `verb` after a noun that is its singular subject, where the lexicon knows it
+/// ("need" -> "needs"); none for a verb whose past is its base form, which may be past after a
+/// noun ("The server set the flag"). Not by `inflections`, which leaves out short words ("use",
+/// "run", "add").
+fn singular_verb_form(lexicon: &Lexicon, verb: &str) -> Vec<String> {
     if SAME_PAST.contains(&verb) {
         return vec![];
     }
-    // Not by `inflections`, which leaves out short words ("use", "run", "add").
     let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
     third_person_forms(verb).into_iter().filter(|f| known(f)).take(1).collect()
 }
@@ -336,11 +343,10 @@ pub(crate) fn partitive_verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usiz
     }
     let Some(of) = of.filter(|&j| j > 0 && text[spans[j - 1].1..spans[j].0] == *" ") else { return vec![] };
     let head = text[spans[of - 1].0..spans[of - 1].1].to_ascii_lowercase();
-    if !PARTITIVES.contains(&head.as_str()) || !clause_start(text, spans, of - 1) || SAME_PAST.contains(&verb) {
+    if !PARTITIVES.contains(&head.as_str()) || !clause_start(text, spans, of - 1) {
         return vec![];
     }
-    let known = |w: &str| lexicon.log_prior(w).is_some_and(|p| p > INFLECTION_PRIOR);
-    third_person_forms(verb).into_iter().filter(|f| known(f)).take(1).collect()
+    singular_verb_form(lexicon, verb)
 }
 
 /// Whether the word at `spans[i]` is plainly the noun its determiner asks a number of: the
@@ -380,8 +386,8 @@ const PHRASE_AFTER: &[&str] = &["of", "in", "on", "for", "with", "from", "at", "
 const OBJECT_STARTS: &[&str] =
     &["a", "an", "the", "this", "these", "those", "its", "their", "his", "her", "our", "your", "my", "it", "them", "us", "me", "him"];
 /// Verbs whose past tense is their base form: "The server set the flag" may be past, so their
-/// -s form is not asked about after a noun ([`subject_verb_forms`], [`partitive_verb_forms`]),
-/// and after a pronoun only at the verb margin ("it read and executes a script").
+/// -s form is not asked about after a noun ([`singular_verb_form`]), and after a pronoun only at
+/// the verb margin ("it read and executes a script").
 pub(crate) const SAME_PAST: &[&str] = &[
     "set",
     "put",
@@ -534,8 +540,15 @@ pub(crate) fn article_fits(word: &str, next: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// `f(text, its words' spans, the index of `word`)`: what a rule says of `word` in `text`.
+    pub(crate) fn on_word<T>(text: &str, word: &str, f: impl Fn(&str, &[(usize, usize)], usize) -> T) -> T {
+        let spans = laya_text::words(text);
+        let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
+        f(text, &spans, i)
+    }
 
     /// What the subject rules ask the model about (it decides): the verb's -s form after a
     /// singular subject that opens its clause, nothing where the word is no verb after a noun.
@@ -548,11 +561,7 @@ mod tests {
             ]
             .map(|w| (w.to_string(), 1000u64)),
         );
-        let forms = |text: &str, word: &str| {
-            let spans = laya_text::words(text);
-            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
-            subject_verb_forms(&lex, text, &spans, i)
-        };
+        let forms = |text: &str, word: &str| on_word(text, word, |t, s, i| subject_verb_forms(&lex, t, s, i));
         assert_eq!(forms("Each thread have its own stack.", "have"), ["has"]);
         assert_eq!(forms("The function use the macro.", "use"), ["uses"], "a verb of three letters");
         assert_eq!(forms("If the server crash, we restart it.", "crash"), ["crashes"]);
@@ -572,11 +581,7 @@ mod tests {
     #[test]
     fn each_of_the_tests_asks_for_the_verbs_s_form() {
         let lex = Lexicon::from_counts(["need", "needs", "have", "has", "contain", "contains"].map(|w| (w.to_string(), 1000u64)));
-        let forms = |text: &str, word: &str| {
-            let spans = laya_text::words(text);
-            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
-            partitive_verb_forms(&lex, text, &spans, i)
-        };
+        let forms = |text: &str, word: &str| on_word(text, word, |t, s, i| partitive_verb_forms(&lex, t, s, i));
         assert_eq!(forms("Each of the tests need a name.", "need"), ["needs"]);
         assert_eq!(forms("So one of these large files contain it.", "contain"), ["contains"]);
         assert_eq!(forms("Neither of the builds have it.", "have"), ["has"]);
@@ -589,11 +594,7 @@ mod tests {
     /// the clause's end heads its phrase; a verb before an object's first word is a verb.
     #[test]
     fn a_sentences_shape_can_make_a_slip_plain() {
-        let at = |text: &str, word: &str, f: fn(&str, &[(usize, usize)], usize) -> bool| {
-            let spans = laya_text::words(text);
-            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
-            f(text, &spans, i)
-        };
+        let at = |text: &str, word: &str, f: fn(&str, &[(usize, usize)], usize) -> bool| on_word(text, word, f);
         assert!(at("These option are read once.", "option", heads_its_phrase));
         assert!(at("Many user of the library", "user", heads_its_phrase));
         assert!(at("We read several file, then stop.", "file", heads_its_phrase));
@@ -609,11 +610,7 @@ mod tests {
     #[test]
     fn a_determiner_asks_for_the_number_of_its_noun_across_inline_code() {
         let lex = Lexicon::from_counts(["value", "values", "thread", "threads"].map(|w| (w.to_string(), 1000u64)));
-        let forms = |text: &str, word: &str| {
-            let spans = laya_text::words(text);
-            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
-            agreement_forms(&lex, text, &spans, i)
-        };
+        let forms = |text: &str, word: &str| on_word(text, word, |t, s, i| agreement_forms(&lex, t, s, i));
         assert_eq!(forms("It takes a `u32` values here.", "values"), ["value"]);
         assert_eq!(forms("Spawn several `std::sync` thread now.", "thread"), ["threads"]);
         assert!(forms("It takes a `u32`, values here.", "values").is_empty(), "not across a comma");

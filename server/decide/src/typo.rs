@@ -598,19 +598,19 @@ impl Speller {
                         }
                     }
                 };
+                // Where the sentence's shape leaves no other reading, less evidence will do.
+                let plain = |margin: f32, yes: bool| if yes { margin.min(self.opts.plain_agreement_margin) } else { margin };
                 if self.opts.agreement_margin.is_finite() {
-                    // Where the sentence's shape leaves no other reading, less evidence will do.
-                    let plain =
-                        |yes: bool| if yes { self.opts.agreement_margin.min(self.opts.plain_agreement_margin) } else { self.opts.agreement_margin };
-                    ask_forms(agreement_forms(&self.lexicon, text, &spans, i), plain(heads_its_phrase(text, &spans, i)));
-                    ask_forms(subject_forms(&self.lexicon, text, &spans, i), self.opts.agreement_margin);
-                    ask_forms(subject_verb_forms(&self.lexicon, text, &spans, i), plain(takes_an_object(text, &spans, i)));
-                    ask_forms(partitive_verb_forms(&self.lexicon, text, &spans, i), plain(takes_an_object(text, &spans, i)));
+                    let margin = self.opts.agreement_margin;
+                    ask_forms(agreement_forms(&self.lexicon, text, &spans, i), plain(margin, heads_its_phrase(text, &spans, i)));
+                    ask_forms(subject_forms(&self.lexicon, text, &spans, i), margin);
+                    let verb_margin = plain(margin, takes_an_object(text, &spans, i));
+                    ask_forms(subject_verb_forms(&self.lexicon, text, &spans, i), verb_margin);
+                    ask_forms(partitive_verb_forms(&self.lexicon, text, &spans, i), verb_margin);
                 }
                 if self.opts.verb_margin.is_finite() {
                     let forms = verb_forms(&self.lexicon, text, &spans, i);
-                    let margin = if forms.plain { self.opts.verb_margin.min(self.opts.plain_agreement_margin) } else { self.opts.verb_margin };
-                    ask_forms(forms.words, margin);
+                    ask_forms(forms.words, plain(self.opts.verb_margin, forms.plain));
                 }
                 if self.opts.neighbour_margin.is_finite() && lower.chars().count() >= NEIGHBOUR_LETTERS && lower == word && i >= NEIGHBOUR_LEFT_WORDS
                 {

@@ -21,9 +21,6 @@ const AS_BEFORE: &[&str] = &["in", "below", "above", "earlier", "before", "previ
 const THIRD_SINGULAR: &[&str] = &["he", "she", "it"];
 /// Subjects that take its base form ("they returns" for "they return"); "I" too, but for "be".
 const OTHER_PERSONS: &[&str] = &["they", "we", "you"];
-/// "is" and "was", and the forms a plural subject after "there" asks for instead.
-const SINGULAR_BE: &[&str] = &["is", "was"];
-const PLURAL_BE: &[&str] = &["are", "were"];
 /// Words after "there is" that make its subject plural: "There is several ways". Not "some"
 /// ("there is some code") or "both" ("there is both a cost and a gain").
 const PLURAL_AFTER_THERE: &[&str] = &["several", "many", "multiple", "numerous", "various", "these", "those", "two", "three", "four", "five", "few"];
@@ -177,9 +174,9 @@ pub(crate) fn verb_forms(lexicon: &Lexicon, text: &str, spans: &[(usize, usize)]
         out.extend(participles(word));
     } else if asker == "there" && j + 1 == i {
         // "There is several ways": the determiner after the verb fixes the subject's number.
-        let form = SINGULAR_BE.iter().position(|b| *b == word).map(|k| PLURAL_BE[k]);
-        if let Some(form) = form.filter(|_| next.is_some_and(|n| PLURAL_AFTER_THERE.contains(&n))) {
-            out.push(form.to_string());
+        let be = PERSON_PAIRS.iter().find(|(base, s)| *s == word && (*base == "are" || *base == "were"));
+        if let Some((plural, _)) = be.filter(|_| next.is_some_and(|n| PLURAL_AFTER_THERE.contains(&n))) {
+            out.push(plural.to_string());
             plain = true;
         }
     } else if THIRD_SINGULAR.contains(&asker.as_str()) || OTHER_PERSONS.contains(&asker.as_str()) || asker == "i" {
@@ -318,6 +315,7 @@ fn participles(word: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slips::tests::on_word;
 
     #[test]
     fn base_forms_undo_the_common_endings() {
@@ -346,9 +344,7 @@ mod tests {
                 .map(|w| (w.to_string(), 1000u64)),
         );
         let forms = |text: &str, word: &str| {
-            let spans = laya_text::words(text);
-            let i = spans.iter().position(|&(s, e)| &text[s..e] == word).unwrap();
-            let f = verb_forms(&lex, text, &spans, i);
+            let f = on_word(text, word, |t, s, i| verb_forms(&lex, t, s, i));
             (f.words.join(" "), f.plain)
         };
         let plain = |w: &str| (w.to_string(), true);

@@ -185,11 +185,11 @@ impl Tokenizer {
             Backend::Hf(inner) => inner.get_vocab(true).values().max().map_or(0, |&m| m as usize + 1),
             Backend::Spm(spm) => spm.vocab_size(),
         };
-        let start = bos.into_iter().collect();
-        let mut tok = Self { backend, special, eos, bos, start, vocab_size, probe: None };
-        if tok.bos.is_none() {
-            tok.start = tok.encode(PARAGRAPH_BREAK).unwrap_or_default();
-        }
+        let mut tok = Self { backend, special, eos, bos, start: vec![], vocab_size, probe: None };
+        tok.start = match bos {
+            Some(bos) => vec![bos],
+            None => tok.encode(PARAGRAPH_BREAK).unwrap_or_default(),
+        };
         tok.probe = match tok.encode(PROBE) {
             Ok(ids) if ids.len() == 1 => Some(ids[0]),
             _ => None,
